@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One call on a GPU host (the `device` tool, or any sm_90a machine): GPU tests, then the benchmark
+# numbers recorded in results/. Writes logs to $OUT (default /tmp/ptxbench-out).
+#   PTXBENCH_BIN   folder with ptxbench, ptxbench-runner, ptxbench_gpu_tests (default build/bin)
+set -uo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+OUT=${OUT:-/tmp/ptxbench-out}
+mkdir -p "$OUT"
+BIN=${PTXBENCH_BIN:-build/bin}
+export PTXBENCH_HOME=$root
+export PTXBENCH_CACHE_DIR=${PTXBENCH_CACHE_DIR:-$root/.cache/ptxbench}
+# Binaries built elsewhere carry their source path for test data; make it resolve here too.
+if [ ! -e /work/main ] && [ "$root" != /work/main ]; then mkdir -p /work && ln -s "$root" /work/main; fi
+export PATH=/usr/local/cuda/bin:$PATH
+export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+def=gemm_n7168_k5120
+log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/bench.log"; }
+
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw,clocks_event_reasons.active \
+  --format=csv > "$OUT/gpu.txt" 2>&1
+git rev-parse HEAD >> "$OUT/gpu.txt" 2>/dev/null
+
+log "reference and baseline tests"
+timeout -s KILL 120 "$BIN/ptxbench_gpu_tests" --gtest_filter='RandomFill*:GemmReference*:Baseline*' 2>&1 | tee "$OUT/gpu_tests.log" | tail -3
+
+log "A/A: cuBLASLt evaluated against itself (through the runner)"
+timeout -s KILL 120 "$BIN/ptxbench" eval $def --builtin cublaslt --no-sanitize --no-profile --seed 1 --json > "$OUT/bench.jsonl" 2>>"$OUT/bench.log"
+log "wgmma+TMA fixture evaluated 5 times (timing path only)"
+timeout -s KILL 150 "$BIN/ptxbench" eval $def tests/fixtures/gemm/wgmma_tma_gemm.cu --repeat 5 --no-sanitize --no-profile --json >> "$OUT/bench.jsonl" 2>>"$OUT/bench.log"
+log "one full evaluation, warm compile cache"
+start=$(date +%s%N)
+timeout -s KILL 120 "$BIN/ptxbench" eval $def tests/fixtures/gemm/wgmma_tma_gemm.cu --json >> "$OUT/bench.jsonl" 2>>"$OUT/bench.log"
+end=$(date +%s%N)
+log "full eval wall seconds: $(( (end - start) / 1000000 )) ms"
+python3 - "$OUT/bench.jsonl" <<'PY' | tee -a "$OUT/bench.log"
+import json, sys
+for line in open(sys.argv[1]):
+    v = json.loads(line)
+    t = v["stages"].get("timing", {})
+    print(f'{v["status"]:<16} cand {v["candidate_us"] or 0:9.1f} us  base {v["baseline_us"] or 0:9.1f} us  '
+          f'speedup {v["speedup"] or 0:.4f}  spread {t.get("speedup_spread", 0):.4f}  '
+          f'base TFLOP/s {t.get("baseline_tflops", 0):.0f}  cand TFLOP/s {t.get("candidate_tflops", 0):.0f}  wall {v["wall_seconds"]:.1f}s  {v["message"][:80]}')
+PY
+cubin=$(ls -d "$PTXBENCH_CACHE_DIR"/*/*/candidate.cubin 2>/dev/null | head -50 | while read c; do grep -l wgmma_tma "$(dirname "$c")/candidate.cu" >/dev/null 2>&1 && echo "$c"; done | head -1)
+[ -n "$cubin" ] && cuobjdump -sass "$cubin" > "$OUT/wgmma_tma_sass.txt" 2>&1
+
+log "fixture verdicts (GPU test)"
+mkdir -p /tmp/verdicts
+PTXBENCH_TEST_OUT=/tmp/verdicts timeout -s KILL 420 "$BIN/ptxbench_gpu_tests" --gtest_filter='FixtureVerdicts*' 2>&1 | tee -a "$OUT/gpu_tests.log" | grep -E "^\[fixture\]|OK|FAILED|PASSED|Failure|Expected|Which is|actual"
+tar czf "$OUT/verdicts.tgz" -C /tmp verdicts
+log done

@@ -1,0 +1,15 @@
+// The ptxbench subcommands. Each registers itself on the app and sets `action` when chosen.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace ptxbench::cli {
+
+using Action = std::function<int()>;
+
+void register_definitions(CLI::App& app, Action& action);
+void register_compile(CLI::App& app, Action& action);
+void register_eval(CLI::App& app, Action& action);
+
+}  // namespace ptxbench::cli

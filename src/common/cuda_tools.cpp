@@ -1,0 +1,30 @@
+#include "common/cuda_tools.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/subprocess.h"
+
+namespace ptxbench {
+
+std::string find_cuda_tool(const std::string& name) {
+  for (const char* var : {"PTXBENCH_CUDA_HOME", "CUDA_HOME"}) {
+    if (const char* home = std::getenv(var); home && *home) {
+      std::string p = std::string(home) + "/bin/" + name;
+      if (access(p.c_str(), X_OK) == 0) return p;
+    }
+  }
+  std::string p = "/usr/local/cuda/bin/" + name;
+  if (access(p.c_str(), X_OK) == 0) return p;
+  return find_on_path(name);
+}
+
+std::string cuda_include_dir() {
+  std::string nvcc = find_cuda_tool("nvcc");
+  if (nvcc.empty()) return "/usr/local/cuda/include";
+  return (std::filesystem::path(nvcc).parent_path().parent_path() / "include").string();
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,378 @@
+#include "common/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <mutex>
+
+#include "common/error.h"
+
+extern char** environ;
+
+namespace ptxbench {
+namespace {
+
+constexpr const char* kLib = "subprocess";
+
+struct Pipe {
+  int r = -1, w = -1;
+  Pipe() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) throw Error(kLib, std::string("pipe2: ") + std::strerror(errno));
+    r = fds[0];
+    w = fds[1];
+  }
+  ~Pipe() { close_both(); }
+  void close_r() { if (r >= 0) ::close(r); r = -1; }
+  void close_w() { if (w >= 0) ::close(w); w = -1; }
+  void close_both() { close_r(); close_w(); }
+};
+
+// Reported by the child through the status pipe when a step before exec fails.
+struct ChildFailure {
+  int stage;
+  int err;
+};
+const char* stage_name(int stage) {
+  switch (stage) {
+    case 1: return "setpgid";
+    case 2: return "dup2";
+    case 3: return "setrlimit";
+    case 4: return "unshare(CLONE_NEWNET)";
+    case 5: return "chdir";
+    case 6: return "execve";
+    default: return "start";
+  }
+}
+
+[[noreturn]] void child_fail(int status_fd, int stage) {
+  ChildFailure f{stage, errno};
+  ssize_t ignored = ::write(status_fd, &f, sizeof f);
+  (void)ignored;
+  _exit(127);
+}
+
+void mark_cloexec_from(int first) {
+#ifdef SYS_close_range
+  // CLOSE_RANGE_CLOEXEC = 4
+  if (syscall(SYS_close_range, first, ~0U, 4) == 0) return;
+#endif
+  for (int fd = first; fd < 4096; ++fd) fcntl(fd, F_SETFD, FD_CLOEXEC);
+}
+
+void set_limit(int resource, const std::optional<unsigned long>& value, int status_fd) {
+  if (!value) return;
+  rlimit rl{*value, *value};
+  if (setrlimit(resource, &rl) != 0) child_fail(status_fd, 3);
+}
+
+}  // namespace
+
+std::string ExitStatus::describe() const {
+  if (signal != 0) {
+    const char* name = sigabbrev_np(signal);
+    return std::string("killed by signal SIG") + (name ? name : std::to_string(signal).c_str()) +
+           " (" + strsignal(signal) + ")";
+  }
+  return "exited with code " + std::to_string(exit_code);
+}
+
+int kill_processes_mentioning(const std::string& marker) {
+  if (marker.empty()) return 0;
+  int killed = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    pid_t pid = static_cast<pid_t>(std::stol(name));
+    if (pid == getpid()) continue;
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find(marker) == std::string::npos) continue;
+    if (::kill(pid, SIGKILL) == 0) ++killed;
+  }
+  return killed;
+}
+
+std::string find_on_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return access(name.c_str(), X_OK) == 0 ? name : "";
+  const char* path = std::getenv("PATH");
+  std::string p = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  std::size_t start = 0;
+  while (start <= p.size()) {
+    std::size_t end = p.find(':', start);
+    if (end == std::string::npos) end = p.size();
+    std::string dir = p.substr(start, end - start);
+    if (!dir.empty()) {
+      std::string candidate = dir + "/" + name;
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+    start = end + 1;
+  }
+  return "";
+}
+
+// Drains the child's stdout and stderr on a thread, keeping a head and a tail of each.
+struct ChildProcess::Drain {
+  struct Stream {
+    int fd = -1;
+    std::string head, tail;
+    std::size_t total = 0;
+  };
+  Stream streams[2];
+  std::size_t half_cap;
+  std::mutex mutex;
+  bool stop = false;
+
+  void append(Stream& s, const char* data, std::size_t n) {
+    std::lock_guard<std::mutex> lock(mutex);
+    s.total += n;
+    std::size_t to_head = s.head.size() < half_cap ? std::min(n, half_cap - s.head.size()) : 0;
+    s.head.append(data, to_head);
+    if (n > to_head) {
+      s.tail.append(data + to_head, n - to_head);
+      if (s.tail.size() > 2 * half_cap + 4096) s.tail.erase(0, s.tail.size() - half_cap);
+    }
+  }
+
+  void run() {
+    char buf[65536];
+    for (;;) {
+      pollfd fds[2];
+      int n = 0;
+      for (auto& s : streams)
+        if (s.fd >= 0) fds[n++] = {s.fd, POLLIN, 0};
+      if (n == 0) return;
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (stop) return;
+      }
+      int rc = ::poll(fds, n, 50);
+      if (rc < 0 && errno != EINTR) return;
+      for (int i = 0; i < n; ++i) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        Stream& s = streams[0].fd == fds[i].fd ? streams[0] : streams[1];
+        ssize_t got = ::read(s.fd, buf, sizeof buf);
+        if (got > 0) {
+          append(s, buf, static_cast<std::size_t>(got));
+        } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+          ::close(s.fd);
+          s.fd = -1;
+        }
+      }
+    }
+  }
+
+  CapturedStream capture(int index) {
+    std::lock_guard<std::mutex> lock(mutex);
+    const Stream& s = streams[index];
+    CapturedStream c;
+    c.total_bytes = s.total;
+    std::size_t kept_tail = std::min(s.tail.size(), half_cap);
+    std::size_t omitted = s.total - s.head.size() - kept_tail;
+    c.text = s.head;
+    if (omitted > 0)
+      c.text += "\n[... " + std::to_string(omitted) + " bytes omitted by ptxbench ...]\n";
+    c.text += s.tail.substr(s.tail.size() - kept_tail);
+    return c;
+  }
+
+  ~Drain() {
+    for (auto& s : streams)
+      if (s.fd >= 0) ::close(s.fd);
+  }
+};
+
+ChildProcess::ChildProcess(const ProcessSpec& spec) {
+  PTXB_ENSURE(!spec.argv.empty(), kLib, "empty argv");
+  std::string exe = find_on_path(spec.argv[0]);
+  if (exe.empty()) throw EnvironmentError(kLib, "program not found: " + spec.argv[0]);
+
+  // Everything the child needs is built before fork: after fork only async-signal-safe calls.
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    std::string entry(*e);
+    std::string key = entry.substr(0, entry.find('='));
+    bool overridden = false;
+    for (const auto& o : spec.env_overrides)
+      if (o.substr(0, o.find('=')) == key) overridden = true;
+    if (!overridden) env_strings.push_back(entry);
+  }
+  for (const auto& o : spec.env_overrides) env_strings.push_back(o);
+  std::vector<char*> envp, argv;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_strings = spec.argv;
+  for (auto& s : argv_strings) argv.push_back(s.data());
+  argv.push_back(nullptr);
+
+  Pipe out, err, status;
+  int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  PTXB_ENSURE(devnull >= 0, kLib, "cannot open /dev/null");
+
+  pid_t pid = fork();
+  if (pid < 0) {
+    ::close(devnull);
+    throw Error(kLib, std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    if (setpgid(0, 0) != 0) child_fail(status.w, 1);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGPIPE, &dfl, nullptr);
+    if (dup2(devnull, 0) < 0 || dup2(out.w, 1) < 0 || dup2(err.w, 2) < 0) child_fail(status.w, 2);
+    if (spec.control_fd >= 0) {
+      if (spec.control_fd == 3) {
+        fcntl(3, F_SETFD, 0);
+      } else if (dup2(spec.control_fd, 3) < 0) {
+        child_fail(status.w, 2);
+      }
+    }
+    int keep_status = fcntl(status.w, F_DUPFD_CLOEXEC, 1000);
+    mark_cloexec_from(spec.control_fd >= 0 ? 4 : 3);
+    if (keep_status >= 0) fcntl(keep_status, F_SETFD, FD_CLOEXEC);
+    int sfd = keep_status >= 0 ? keep_status : status.w;
+    set_limit(RLIMIT_CORE, spec.limits.core_bytes, sfd);
+    set_limit(RLIMIT_NOFILE, spec.limits.open_files, sfd);
+    set_limit(RLIMIT_FSIZE, spec.limits.file_size_bytes, sfd);
+    set_limit(RLIMIT_CPU, spec.limits.cpu_seconds, sfd);
+    if (spec.network != NetworkIsolation::off && unshare(CLONE_NEWNET) != 0 &&
+        spec.network == NetworkIsolation::required)
+      child_fail(sfd, 4);
+    if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) child_fail(sfd, 5);
+    execve(exe.c_str(), argv.data(), envp.data());
+    child_fail(sfd, 6);
+  }
+
+  ::close(devnull);
+  m_pid = pid;
+  // Also set here, so that the group exists before we might signal it (racing the child's own call).
+  setpgid(pid, pid);
+  out.close_w();
+  err.close_w();
+  status.close_w();
+  ChildFailure failure{};
+  ssize_t got;
+  do {
+    got = ::read(status.r, &failure, sizeof failure);
+  } while (got < 0 && errno == EINTR);
+  if (got == static_cast<ssize_t>(sizeof failure)) {
+    int st = 0;
+    waitpid(pid, &st, 0);
+    m_pid = -1;
+    throw EnvironmentError(kLib, "cannot start " + exe + ": " + stage_name(failure.stage) + ": " +
+                                     std::strerror(failure.err));
+  }
+
+  m_drain = std::make_unique<Drain>();
+  m_drain->half_cap = std::max<std::size_t>(spec.output_cap_bytes / 2, 1024);
+  m_drain->streams[0].fd = out.r;
+  m_drain->streams[1].fd = err.r;
+  out.r = err.r = -1;
+  m_drain_thread = std::thread([d = m_drain.get()] { d->run(); });
+}
+
+ChildProcess::~ChildProcess() {
+  if (m_pid > 0 && !m_status) kill_and_wait();
+  finish_drain();
+}
+
+std::optional<ExitStatus> ChildProcess::poll_exit() {
+  if (m_status) return m_status;
+  siginfo_t info{};
+  // WNOWAIT leaves the zombie in place, so the group id cannot be reused while we clean it up.
+  if (waitid(P_PID, static_cast<id_t>(m_pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0 ||
+      info.si_pid == 0)
+    return std::nullopt;
+  ::kill(-m_pid, SIGKILL);  // stragglers the child left in its group
+  int st = 0;
+  waitpid(m_pid, &st, 0);
+  ExitStatus s;
+  if (WIFSIGNALED(st)) s.signal = WTERMSIG(st);
+  else s.exit_code = WEXITSTATUS(st);
+  m_status = s;
+  return m_status;
+}
+
+std::optional<ExitStatus> ChildProcess::wait_for(double timeout_s) {
+  auto start = std::chrono::steady_clock::now();
+  auto sleep = std::chrono::microseconds(200);
+  for (;;) {
+    if (auto s = poll_exit()) return s;
+    if (timeout_s >= 0) {
+      std::chrono::duration<double> waited = std::chrono::steady_clock::now() - start;
+      if (waited.count() >= timeout_s) return std::nullopt;
+    }
+    std::this_thread::sleep_for(sleep);
+    if (sleep < std::chrono::milliseconds(10)) sleep *= 2;
+  }
+}
+
+ExitStatus ChildProcess::kill_and_wait() {
+  if (m_status) return *m_status;
+  ::kill(-m_pid, SIGKILL);
+  ::kill(m_pid, SIGKILL);
+  auto s = wait_for(-1);
+  return *s;
+}
+
+void ChildProcess::finish_drain() {
+  if (!m_drain_thread.joinable()) return;
+  // Give the drain a moment to read what is left, then stop it even if a stray process that
+  // escaped the group still holds the pipes open.
+  for (int i = 0; i < 40; ++i) {
+    bool open;
+    {
+      std::lock_guard<std::mutex> lock(m_drain->mutex);
+      open = m_drain->streams[0].fd >= 0 || m_drain->streams[1].fd >= 0;
+    }
+    if (!open) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  {
+    std::lock_guard<std::mutex> lock(m_drain->mutex);
+    m_drain->stop = true;
+  }
+  m_drain_thread.join();
+}
+
+CapturedStream ChildProcess::stdout_capture() {
+  if (m_status) finish_drain();
+  return m_drain->capture(0);
+}
+
+CapturedStream ChildProcess::stderr_capture() {
+  if (m_status) finish_drain();
+  return m_drain->capture(1);
+}
+
+ProcessResult run_process(const ProcessSpec& spec, double timeout_s) {
+  auto start = std::chrono::steady_clock::now();
+  ChildProcess child(spec);
+  ProcessResult r;
+  auto status = child.wait_for(timeout_s);
+  if (!status) {
+    r.timed_out = true;
+    status = child.kill_and_wait();
+  }
+  r.status = *status;
+  r.out = child.stdout_capture();
+  r.err = child.stderr_capture();
+  r.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return r;
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,97 @@
+// Child processes owned by RAII handles: own process group, hard kill of the whole group,
+// resource limits, optional network namespace, and capped capture of stdout/stderr (a child that
+// floods its output is truncated, never blocks, never exhausts our memory).
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace ptxbench {
+
+/// Limits applied in the child before exec (setrlimit). Unset fields keep the parent's value.
+struct ResourceLimits {
+  std::optional<unsigned long> core_bytes = 0;  ///< no core dumps by default
+  std::optional<unsigned long> open_files;
+  std::optional<unsigned long> file_size_bytes;
+  std::optional<unsigned long> cpu_seconds;
+};
+
+enum class NetworkIsolation { off, best_effort, required };
+
+struct ProcessSpec {
+  std::vector<std::string> argv;          ///< argv[0] is looked up on PATH when it has no '/'
+  std::vector<std::string> env_overrides; ///< "NAME=value" entries added to (or replacing) ours
+  std::string cwd;                        ///< empty: inherit
+  ResourceLimits limits;
+  NetworkIsolation network = NetworkIsolation::off;
+  std::size_t output_cap_bytes = 1 << 20; ///< bytes kept per stream (head and tail halves)
+  int control_fd = -1;                    ///< when >= 0, becomes fd 3 in the child
+};
+
+struct ExitStatus {
+  int exit_code = -1;  ///< valid when signal == 0
+  int signal = 0;      ///< the terminating signal, or 0
+  [[nodiscard]] bool success() const noexcept { return signal == 0 && exit_code == 0; }
+  [[nodiscard]] std::string describe() const;
+};
+
+/// What a stream produced: kept text (head + tail when over the cap) and the true total size.
+struct CapturedStream {
+  std::string text;
+  std::size_t total_bytes = 0;
+  [[nodiscard]] bool truncated() const noexcept { return total_bytes > text.size(); }
+};
+
+/// A running child. The destructor kills the process group and reaps the child.
+class ChildProcess {
+ public:
+  explicit ChildProcess(const ProcessSpec& spec);
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  [[nodiscard]] pid_t pid() const noexcept { return m_pid; }
+  /// Non-blocking: the exit status once the child has exited.
+  std::optional<ExitStatus> poll_exit();
+  /// Waits up to timeout_s (negative: forever); nullopt when the child is still running.
+  std::optional<ExitStatus> wait_for(double timeout_s);
+  /// SIGKILL to the whole process group, then reap.
+  ExitStatus kill_and_wait();
+  /// Output captured so far; complete once the child and its group have exited.
+  [[nodiscard]] CapturedStream stdout_capture();
+  [[nodiscard]] CapturedStream stderr_capture();
+
+ private:
+  struct Drain;
+  void finish_drain();
+  pid_t m_pid = -1;
+  std::optional<ExitStatus> m_status;
+  std::unique_ptr<Drain> m_drain;
+  std::thread m_drain_thread;
+};
+
+struct ProcessResult {
+  ExitStatus status;
+  bool timed_out = false;
+  CapturedStream out;
+  CapturedStream err;
+  double wall_s = 0.0;
+};
+
+/// Runs to completion or until timeout_s, then kills the group. Throws only when it cannot start.
+ProcessResult run_process(const ProcessSpec& spec, double timeout_s);
+
+/// SIGKILLs every process (other than us) whose command line contains `marker`, for children that
+/// left our process group (a tool that re-parents or re-groups its target). Returns how many.
+int kill_processes_mentioning(const std::string& marker);
+
+/// The absolute path of `name` on PATH, or empty.
+std::string find_on_path(const std::string& name);
+
+}  // namespace ptxbench

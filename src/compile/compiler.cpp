@@ -1,0 +1,234 @@
+#include "compile/compiler.h"
+
+#include <chrono>
+#include <sstream>
+
+#include "common/cuda_tools.h"
+#include "common/error.h"
+#include "common/sha256.h"
+#include "common/subprocess.h"
+
+namespace ptxbench {
+namespace {
+
+constexpr const char* kLib = "compile";
+
+std::string first_error_lines(const std::string& log, int max_lines) {
+  std::istringstream in(log);
+  std::string line, out;
+  int n = 0;
+  while (std::getline(in, line) && n < max_lines) {
+    if (line.find("error") == std::string::npos) continue;
+    out += line + "\n";
+    ++n;
+  }
+  return out.empty() ? log.substr(0, 2000) : out;
+}
+
+fs::path find_with_extension(const fs::path& dir, const std::string& ext, const std::string& avoid) {
+  if (!fs::is_directory(dir)) return {};
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::string name = e.path().filename().string();
+    if (e.path().extension() == ext && name.find(avoid) == std::string::npos) return e.path();
+  }
+  return {};
+}
+
+}  // namespace
+
+ArchTarget arch_target(const std::string& name) {
+  if (name == "sm_90a") return {name, "arch=compute_90a,code=sm_90a"};
+  if (name == "sm_100a") return {name, "arch=compute_100a,code=sm_100a"};
+  throw InputError(kLib, "unknown target architecture '" + name + "' (sm_90a, sm_100a)");
+}
+
+std::string to_string(CompileStatus s) {
+  switch (s) {
+    case CompileStatus::ok: return "ok";
+    case CompileStatus::compile_error: return "compile_error";
+    case CompileStatus::banned_api: return "banned_api";
+    case CompileStatus::abi_error: return "abi_error";
+    case CompileStatus::timeout: return "timeout";
+  }
+  return "unknown";
+}
+
+Compiler::Compiler(CompileOptions options) : m_options(std::move(options)) {
+  (void)arch_target(m_options.arch);
+  if (m_options.cache_dir.empty()) m_options.cache_dir = cache_root() / "compile";
+  m_nvcc = find_cuda_tool("nvcc");
+  m_abi_dir = data_root() / "knowledge" / "abi";
+}
+
+const std::string& Compiler::nvcc_version() const {
+  if (m_nvcc_version.empty()) {
+    if (m_nvcc.empty()) throw EnvironmentError(kLib, "nvcc not found (set PTXBENCH_CUDA_HOME)");
+    ProcessSpec spec;
+    spec.argv = {m_nvcc, "--version"};
+    auto r = run_process(spec, 60);
+    if (!r.status.success()) throw EnvironmentError(kLib, "nvcc --version failed: " + r.err.text);
+    m_nvcc_version = r.out.text;
+  }
+  return m_nvcc_version;
+}
+
+std::vector<std::string> Compiler::flags(const fs::path& keep_dir) const {
+  ArchTarget t = arch_target(m_options.arch);
+  std::vector<std::string> f = {"-gencode", t.gencode, "-O3", "-std=c++17", "-lineinfo",
+                                "-Xptxas", "-v", "-shared", "-Xcompiler", "-fPIC",
+                                "--cudart", "shared", "-I" + m_abi_dir.string()};
+  if (!keep_dir.empty()) {
+    f.push_back("--keep");
+    f.push_back("--keep-dir");
+    f.push_back(keep_dir.string());
+  }
+  return f;
+}
+
+void Compiler::analyze(CompileResult& r) const {
+  if (fs::exists(r.ptx_file())) r.ptx = analyze_ptx(read_file(r.ptx_file()));
+  r.ptxas = parse_ptxas_report(r.log);
+  if (fs::exists(r.cubin())) r.kernels = cubin_kernels(read_elf(read_file(r.cubin()), r.cubin().string()));
+  if (r.status != CompileStatus::ok || !fs::exists(r.library())) return;
+  r.binary = check_candidate_library(read_elf(read_file(r.library()), "candidate.so"));
+  if (!r.binary.banned.empty()) {
+    r.status = CompileStatus::banned_api;
+    r.message = "The built library uses banned symbols or libraries:";
+    for (const auto& b : r.binary.banned) r.message += "\n  " + b.symbol + ": " + b.reason;
+  } else if (!r.binary.abi_error.empty()) {
+    r.status = CompileStatus::abi_error;
+    r.message = r.binary.abi_error;
+  }
+}
+
+CompileResult Compiler::compile(const std::string& source) const {
+  CompileResult r;
+  r.arch = m_options.arch;
+  if (source.size() > m_options.max_source_bytes) {
+    r.status = CompileStatus::compile_error;
+    r.message = "source is " + std::to_string(source.size()) + " bytes; the limit is " +
+                std::to_string(m_options.max_source_bytes);
+    return r;
+  }
+  r.source_findings = scan_source(source);
+  if (!r.source_findings.empty()) {
+    r.status = CompileStatus::banned_api;
+    r.message = "The source uses banned APIs:";
+    for (const auto& f : r.source_findings)
+      r.message += "\n  line " + std::to_string(f.line) + ": '" + f.excerpt + "': " + f.reason;
+    return r;
+  }
+
+  r.nvcc_version = nvcc_version();
+  Sha256 h;
+  h.field("ptxbench-compile-v1").field(r.nvcc_version);
+  for (const auto& f : flags({})) h.field(f.rfind("-I", 0) == 0 ? std::string("-I<abi>") : f);
+  h.field(read_file(m_abi_dir / "ptxbench_abi.h")).field(source);
+  r.key = h.hex_digest();
+  fs::path final_dir = m_options.cache_dir / r.key.substr(0, 2) / r.key;
+  r.dir = final_dir;
+
+  if (m_options.use_cache && fs::exists(final_dir / "meta.json")) {
+    auto meta = ordered_json::parse(read_file(final_dir / "meta.json"));
+    r.status = meta.at("status").get<std::string>() == "ok" ? CompileStatus::ok : CompileStatus::compile_error;
+    r.message = meta.at("message").get<std::string>();
+    r.command = meta.at("command").get<std::vector<std::string>>();
+    r.log = read_file(final_dir / "compile.log");
+    r.cache_hit = true;
+    analyze(r);
+    return r;
+  }
+
+  fs::create_directories(m_options.cache_dir);
+  TempDir work("build", m_options.cache_dir / "tmp");
+  fs::path keep = work.path() / "keep";
+  fs::create_directories(keep);
+  write_file_atomic(work.path() / "candidate.cu", source);
+  r.command = {m_nvcc};
+  for (const auto& f : flags(keep)) r.command.push_back(f);
+  for (const std::string& a : {std::string("-o"), (work.path() / "candidate.so").string(),
+                               (work.path() / "candidate.cu").string(),
+                               "-L" + (fs::path(m_nvcc).parent_path().parent_path() / "lib64/stubs").string(),
+                               std::string("-lcuda")})
+    r.command.push_back(a);
+
+  ProcessSpec spec;
+  spec.argv = r.command;
+  spec.cwd = work.path().string();
+  spec.output_cap_bytes = 4 << 20;
+  auto start = std::chrono::steady_clock::now();
+  auto run = run_process(spec, m_options.timeout_s);
+  r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  r.log = run.out.text + run.err.text;
+  r.dir = work.path();
+  if (run.timed_out) {
+    r.status = CompileStatus::timeout;
+    r.message = "nvcc did not finish within " + std::to_string(static_cast<int>(m_options.timeout_s)) + " s";
+    return r;  // not cached: a timeout can be load, not the source
+  }
+  if (!run.status.success()) {
+    r.status = CompileStatus::compile_error;
+    r.message = "nvcc " + run.status.describe() + ":\n" + first_error_lines(r.log, 20);
+  } else {
+    r.status = CompileStatus::ok;
+    r.message = "compiled";
+    fs::path ptx = find_with_extension(keep, ".ptx", "\x01");
+    fs::path cubin = find_with_extension(keep, ".cubin", "_dlink");
+    if (!ptx.empty()) fs::rename(ptx, work.path() / "candidate.ptx");
+    if (!cubin.empty()) fs::rename(cubin, work.path() / "candidate.cubin");
+  }
+  fs::remove_all(keep);
+  write_file_atomic(work.path() / "compile.log", r.log);
+  ordered_json meta = {{"status", r.status == CompileStatus::ok ? "ok" : "compile_error"},
+                       {"message", r.message},
+                       {"seconds", r.seconds},
+                       {"command", r.command}};
+  write_file_atomic(work.path() / "meta.json", meta.dump(2));
+
+  if (m_options.use_cache) {
+    fs::create_directories(final_dir.parent_path());
+    std::error_code ec;
+    fs::rename(work.path(), final_dir, ec);  // atomic publish; loses the race gracefully
+    if (!ec || fs::exists(final_dir / "meta.json")) r.dir = final_dir;
+    else work.keep();
+  } else {
+    work.keep();
+  }
+  analyze(r);
+  return r;
+}
+
+ordered_json to_json(const CompileResult& r) {
+  ordered_json j;
+  j["status"] = to_string(r.status);
+  j["message"] = r.message;
+  j["arch"] = r.arch;
+  j["key"] = r.key;
+  j["cache_hit"] = r.cache_hit;
+  j["seconds"] = r.seconds;
+  j["kernels"] = r.kernels;
+  ordered_json families = ordered_json::object();
+  for (const auto& [k, v] : r.ptx.families) families[k] = v;
+  j["ptx"] = {{"instructions", r.ptx.instructions}, {"families", families}};
+  ordered_json res = ordered_json::array();
+  for (const auto& k : r.ptxas.kernels)
+    res.push_back({{"name", k.name},
+                   {"registers", k.registers},
+                   {"barriers", k.barriers},
+                   {"smem_bytes", k.smem_bytes},
+                   {"stack_frame_bytes", k.stack_frame_bytes},
+                   {"spill_store_bytes", k.spill_store_bytes},
+                   {"spill_load_bytes", k.spill_load_bytes}});
+  j["ptxas"] = {{"kernels", res}, {"warnings", r.ptxas.warnings}};
+  ordered_json findings = ordered_json::array();
+  for (const auto& f : r.source_findings)
+    findings.push_back({{"rule", f.rule}, {"line", f.line}, {"text", f.excerpt}, {"reason", f.reason}});
+  for (const auto& b : r.binary.banned)
+    findings.push_back({{"rule", b.rule}, {"symbol", b.symbol}, {"reason", b.reason}});
+  j["banned"] = findings;
+  constexpr std::size_t kLogLimit = 16384;
+  j["log"] = r.log.size() > kLogLimit ? r.log.substr(0, kLogLimit) + "\n[... truncated ...]" : r.log;
+  return j;
+}
+
+}  // namespace ptxbench

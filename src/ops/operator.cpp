@@ -1,0 +1,43 @@
+#include "ops/operator.h"
+
+#include "common/error.h"
+#include "gpu/random_fill.h"
+#include "ops/gemm_op.h"
+
+namespace ptxbench {
+
+ptxb_tensor DeviceTensor::view() const {
+  ptxb_tensor t{};
+  t.data = data;
+  t.dtype = static_cast<int32_t>(spec.dtype);
+  t.ndim = static_cast<int32_t>(spec.shape.size());
+  for (std::size_t i = 0; i < spec.shape.size(); ++i) {
+    t.shape[i] = spec.shape[i];
+    t.stride[i] = spec.strides[i];
+  }
+  return t;
+}
+
+void Operator::make_inputs(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs, uint64_t seed,
+                           cudaStream_t stream) const {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const auto& t = inputs[i];
+    auto it = w.workload.inputs.find(t.spec.name);
+    InputSampler s = it == w.workload.inputs.end() ? InputSampler{} : it->second;
+    if (s.kind == "scalar") fill_constant(t.data, t.spec.dtype, t.spec.numel(), s.value, stream);
+    else fill_normal(t.data, t.spec.dtype, t.spec.numel(), derive_seed(seed, i), stream);
+  }
+}
+
+double Operator::min_bytes(const ResolvedWorkload& w) const {
+  double b = 0;
+  for (const auto& t : w.tensors) b += static_cast<double>(t.bytes());
+  return b;
+}
+
+std::unique_ptr<Operator> make_operator(const std::string& op_type) {
+  if (op_type == "gemm") return std::make_unique<GemmOperator>();
+  throw InputError("ops", "no trusted implementation for op_type '" + op_type + "' (supported: gemm)");
+}
+
+}  // namespace ptxbench

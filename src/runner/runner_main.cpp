@@ -1,0 +1,190 @@
+// ptxbench-runner: the sandboxed process that loads one candidate library and runs it. Untrusted
+// code lives only here; the worker that started us keeps the reference outputs.
+//
+//   ptxbench-runner serve --control-fd 3 [--device N]     JSON-lines session driven by the worker
+//   ptxbench-runner once --library L --spec S [--seed N] [--calls C] [--device N]
+//                                                          standalone run (under compute-sanitizer / ncu)
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <memory>
+#include <vector>
+
+#include "common/fs.h"
+#include "gpu/cuda_call.h"
+#include "gpu/device_buffer.h"
+#include "gpu/random_fill.h"
+#include "gpu/trial_timer.h"
+#include "runner/candidate_library.h"
+#include "common/control_channel.h"
+#include "runner/tensor_wire.h"
+
+namespace ptxbench {
+namespace {
+
+ptxb_tensor make_view(void* data, const TensorSpec& s) {
+  ptxb_tensor t{};
+  t.data = data;
+  t.dtype = static_cast<int32_t>(s.dtype);
+  t.ndim = static_cast<int32_t>(s.shape.size());
+  for (std::size_t i = 0; i < s.shape.size(); ++i) {
+    t.shape[i] = s.shape[i];
+    t.stride[i] = s.strides[i];
+  }
+  return t;
+}
+
+struct Session {
+  std::unique_ptr<CandidateLibrary> library;
+  std::vector<void*> ipc_bases;
+  std::vector<DeviceBuffer> owned;
+  std::vector<ptxb_tensor> args;
+  std::vector<std::pair<void*, std::size_t>> outputs;
+  cudaStream_t stream = nullptr;
+  TimingPolicy policy;
+  std::unique_ptr<L2Flusher> flusher;
+  std::unique_ptr<ActivityRecorder> recorder;
+
+  ~Session() {
+    for (void* p : ipc_bases) cudaIpcCloseMemHandle(p);
+  }
+
+  TimedTarget target() {
+    TimedTarget t;
+    CandidateEntry entry = library->entry();
+    t.call = [this, entry](cudaStream_t s) { return entry(args.data(), static_cast<int32_t>(args.size()), s); };
+    t.poison = [this](cudaStream_t s) {
+      for (auto& [ptr, bytes] : outputs) PTXB_CUDA_CALL(cudaMemsetAsync(ptr, 0xff, bytes, s));  // NaN
+    };
+    return t;
+  }
+
+  void add_tensor(void* data, const TensorSpec& spec) {
+    args.push_back(make_view(data, spec));
+    if (spec.is_output) outputs.emplace_back(data, spec.bytes());
+  }
+};
+
+ordered_json handle(Session& s, const ordered_json& msg) {
+  std::string op = msg.at("op").get<std::string>();
+  if (op == "setup") {
+    s.library = std::make_unique<CandidateLibrary>(msg.at("library").get<std::string>());
+    PTXB_CUDA_CALL(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+    for (const auto& j : msg.at("tensors")) {
+      WireTensor t = wire_tensor_from_json(j);
+      void* base = nullptr;
+      if (t.ipc) {
+        PTXB_CUDA_CALL(cudaIpcOpenMemHandle(&base, *t.ipc, cudaIpcMemLazyEnablePeerAccess));
+        s.ipc_bases.push_back(base);
+      } else {
+        s.owned.emplace_back(t.spec.bytes());
+        base = s.owned.back().get();
+      }
+      s.add_tensor(static_cast<char*>(base) + t.offset, t.spec);
+    }
+    const auto& p = msg.at("policy");
+    s.policy.warmup_calls = p.at("warmup_calls").get<int>();
+    s.policy.timed_calls = p.at("timed_calls").get<int>();
+    s.policy.l2_flush_factor = p.at("l2_flush_factor").get<double>();
+    s.policy.poison_timed_calls = p.at("poison_timed_calls").get<bool>();
+    return {{"ok", true}};
+  }
+  if (op == "run") {
+    auto t0 = std::chrono::steady_clock::now();
+    run_checked_call(s.target(), s.stream);
+    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+    return {{"ok", true}, {"wall_us", us}};
+  }
+  if (op == "time") {
+    if (!s.flusher) s.flusher = std::make_unique<L2Flusher>(s.policy.l2_flush_factor);
+    if (!s.recorder) s.recorder = std::make_unique<ActivityRecorder>();
+    TrialTiming t = run_timed_trial(s.target(), s.policy, *s.flusher, *s.recorder, s.stream);
+    return {{"ok", true},
+            {"spans_us", t.spans_us},
+            {"kernels", std::vector<std::string>(t.kernel_names.begin(), t.kernel_names.end())},
+            {"stray", t.stray_kernels},
+            {"empty_calls", t.empty_calls},
+            {"dropped_records", t.dropped_records}};
+  }
+  throw Error("runner", "unknown op '" + op + "'");
+}
+
+int serve(int fd, int device) {
+  ControlChannel channel(fd);
+  Session session;
+  bool device_ok = true;
+  try {
+    PTXB_CUDA_CALL(cudaSetDevice(device));
+    PTXB_CUDA_CALL(cudaFree(nullptr));  // create the context now, not inside a timed call
+  } catch (const std::exception& e) {
+    device_ok = false;
+    channel.send({{"ok", false}, {"kind", "infra"}, {"error", e.what()}});
+  }
+  if (device_ok) channel.send({{"ok", true}, {"ready", true}});
+  for (;;) {
+    ordered_json msg;
+    try {
+      msg = channel.receive(-1);
+    } catch (const ChannelError&) {
+      return 0;  // the worker went away
+    }
+    if (msg.value("op", "") == "exit") return 0;
+    try {
+      channel.send(handle(session, msg));
+    } catch (const CallFailure& e) {
+      channel.send({{"ok", false}, {"kind", "call"}, {"code", e.code}, {"error", e.what()}});
+    } catch (const std::exception& e) {
+      channel.send({{"ok", false}, {"kind", "setup"}, {"error", e.what()}});
+    }
+  }
+}
+
+int once(const std::string& library, const std::string& spec_path, uint64_t seed, int calls, int device) {
+  try {
+    PTXB_CUDA_CALL(cudaSetDevice(device));
+    auto specs = tensor_specs_from_json(ordered_json::parse(read_file(spec_path)).at("tensors"));
+    Session s;
+    s.library = std::make_unique<CandidateLibrary>(library);
+    PTXB_CUDA_CALL(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+    uint64_t salt = 0;
+    for (const auto& spec : specs) {
+      s.owned.emplace_back(spec.bytes());
+      void* p = s.owned.back().get();
+      if (!spec.is_output) fill_normal(p, spec.dtype, spec.numel(), derive_seed(seed, salt++), s.stream);
+      s.add_tensor(p, spec);
+    }
+    PTXB_CUDA_CALL(cudaStreamSynchronize(s.stream));
+    for (int i = 0; i < calls; ++i) run_checked_call(s.target(), s.stream);
+    return 0;
+  } catch (const CallFailure& e) {
+    std::fprintf(stderr, "ptxbench-runner: candidate call failed: %s\n", e.what());
+    return 10;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ptxbench-runner: %s\n", e.what());
+    return 12;
+  }
+}
+
+}  // namespace
+}  // namespace ptxbench
+
+int main(int argc, char** argv) {
+  CLI::App app{"ptxbench-runner: runs one candidate kernel in a sandboxed process"};
+  app.require_subcommand(1);
+  int device = 0;
+  int control_fd = 3;
+  auto* serve = app.add_subcommand("serve", "JSON-lines session driven by the worker");
+  serve->add_option("--control-fd", control_fd, "socket to the worker");
+  serve->add_option("--device", device, "CUDA device index");
+  std::string library, spec;
+  uint64_t seed = 1;
+  int calls = 1;
+  auto* once = app.add_subcommand("once", "allocate, fill, call the candidate, exit");
+  once->add_option("--library", library, "candidate .so")->required();
+  once->add_option("--spec", spec, "tensor spec JSON")->required();
+  once->add_option("--seed", seed, "input seed");
+  once->add_option("--calls", calls, "number of calls");
+  once->add_option("--device", device, "CUDA device index");
+  CLI11_PARSE(app, argc, argv);
+  if (*serve) return ptxbench::serve(control_fd, device);
+  return ptxbench::once(library, spec, seed, calls, device);
+}

@@ -1,0 +1,121 @@
+#include "sass/ncu_report.h"
+
+#include <sstream>
+
+namespace ptxbench {
+
+std::vector<std::string> split_csv_line(const std::string& line) {
+  std::vector<std::string> fields;
+  std::string cur;
+  bool quoted = false;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') {
+        cur += '"';
+        ++i;
+      } else if (c == '"') {
+        quoted = false;
+      } else {
+        cur += c;
+      }
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      fields.push_back(cur);
+      cur.clear();
+    } else if (c != '\r') {
+      cur += c;
+    }
+  }
+  fields.push_back(cur);
+  return fields;
+}
+
+OpcodeCounts parse_instance_values(const std::string& value) {
+  OpcodeCounts out;
+  auto open = value.find('(');
+  auto close = value.rfind(')');
+  if (open == std::string::npos || close == std::string::npos || close < open) return out;
+  std::stringstream items(value.substr(open + 1, close - open - 1));
+  std::string item;
+  while (std::getline(items, item, ';')) {
+    auto colon = item.find(':');
+    if (colon == std::string::npos) continue;
+    std::string name, digits;
+    for (char c : item.substr(0, colon))
+      if (!std::isspace(static_cast<unsigned char>(c))) name += c;
+    for (char c : item.substr(colon + 1))
+      if (std::isdigit(static_cast<unsigned char>(c))) digits += c;
+    if (name.empty() || digits.empty()) continue;
+    out[name] += std::stoll(digits);
+  }
+  return out;
+}
+
+RuntimeSass parse_ncu_csv(const std::string& text, const std::set<std::string>& candidate_kernels,
+                          const std::string& ignore_prefix) {
+  RuntimeSass r;
+  std::istringstream in(text);
+  std::string line;
+  std::vector<std::string> header;
+  int col_id = -1, col_kernel = -1, col_metric = -1, col_value = -1;
+  std::set<std::string> launches, foreign;
+  while (std::getline(in, line)) {
+    if (header.empty()) {
+      if (line.rfind("\"ID\"", 0) != 0) continue;
+      header = split_csv_line(line);
+      for (int i = 0; i < static_cast<int>(header.size()); ++i) {
+        if (header[i] == "ID") col_id = i;
+        if (header[i] == "Kernel Name") col_kernel = i;
+        if (header[i] == "Metric Name") col_metric = i;
+        if (header[i] == "Metric Value") col_value = i;
+      }
+      if (col_id < 0 || col_kernel < 0 || col_metric < 0 || col_value < 0) {
+        r.note = "ncu CSV header lacks the expected columns";
+        return r;
+      }
+      r.available = true;
+      continue;
+    }
+    auto f = split_csv_line(line);
+    if (static_cast<int>(f.size()) <= col_value) continue;
+    const std::string& kernel = f[col_kernel];
+    if (!candidate_kernels.count(kernel)) {
+      if (ignore_prefix.empty() || kernel.find(ignore_prefix) == std::string::npos) foreign.insert(kernel);
+      continue;
+    }
+    launches.insert(f[col_id]);
+    OpcodeCounts counts = parse_instance_values(f[col_value]);
+    if (f[col_metric] == kNcuThreadTrueMetric) {
+      add_counts(r.thread_true_per_kernel[kernel], counts);
+      add_counts(r.thread_true, counts);
+    } else if (f[col_metric] == kNcuWarpMetric) {
+      add_counts(r.warp_executed, counts);
+    }
+  }
+  if (!r.available && r.note.empty()) r.note = "no ncu CSV output found";
+  r.kernels_profiled = static_cast<int>(launches.size());
+  r.foreign_kernels.assign(foreign.begin(), foreign.end());
+  r.mechanisms = mechanisms_from(r.thread_true);
+  return r;
+}
+
+ordered_json to_json(const RuntimeSass& r) {
+  ordered_json j;
+  j["available"] = r.available;
+  if (!r.note.empty()) j["note"] = r.note;
+  if (!r.available) return j;
+  j["source"] = "ncu " + std::string(kNcuThreadTrueMetric);
+  j["kernels_profiled"] = r.kernels_profiled;
+  j["gmma"] = family_count(r.thread_true, "GMMA");
+  j["tma"] = family_count(r.thread_true, "TMA");
+  j["tcgen05"] = family_count(r.thread_true, "TCGEN05");
+  j["mechanisms"] = to_json(r.mechanisms);
+  j["thread_true_opcodes"] = to_json(r.thread_true);
+  j["warp_executed_opcodes"] = to_json(r.warp_executed);
+  if (!r.foreign_kernels.empty()) j["foreign_kernels"] = r.foreign_kernels;
+  return j;
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,34 @@
+// The timing policy (DESIGN §4): named, documented defaults; the loops never hold magic numbers.
+#pragma once
+
+#include "common/json_check.h"
+
+namespace ptxbench {
+
+struct TimingPolicy {
+  /// Untimed calls before each trial's timed calls (orig: 10).
+  int warmup_calls = 10;
+  /// Timed calls per trial; the trial's statistic is their median (orig: 50).
+  int timed_calls = 50;
+  /// Trials per side; candidate and baseline trials alternate baseline, candidate, ... (orig: 3).
+  int trials = 3;
+  /// Bytes written to a scratch buffer before every call, as a multiple of the L2 size, so each
+  /// call starts with a cold L2 (orig: ≥ 2×).
+  double l2_flush_factor = 2.0;
+  /// Poison the outputs with NaN before every timed call too (outside the measured span), so a
+  /// call can never pass by leaving the previous call's result in place.
+  bool poison_timed_calls = true;
+
+  [[nodiscard]] ordered_json to_json() const {
+    return {{"warmup_calls", warmup_calls},
+            {"timed_calls", timed_calls},
+            {"trials", trials},
+            {"l2_flush_factor", l2_flush_factor},
+            {"poison_timed_calls", poison_timed_calls},
+            {"span", "first kernel/memcpy/memset start to last end of the call, any stream (CUPTI activity)"},
+            {"trial_statistic", "median of timed calls"},
+            {"time", "mean of trial medians (orig); speedup = median over paired trials of baseline/candidate"}};
+  }
+};
+
+}  // namespace ptxbench

@@ -1,0 +1,47 @@
+// The correctness rule (DESIGN §4): any NaN/Inf fails; an element fails only if
+// |x−y| > atol AND |x−y|/(|y|+1e-8) > rtol; a tensor passes when the matched ratio reaches
+// `required_ratio` (1.0: every element). Runs on the host over the copied-back output.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "common/json_check.h"
+#include "definitions/workload.h"
+
+namespace ptxbench {
+
+struct Tolerance {
+  double atol = 1e-2;
+  double rtol = 1e-2;
+  double required_ratio = 1.0;
+};
+
+struct Mismatch {
+  std::vector<int64_t> index;  ///< multi-index into the tensor
+  double got = 0.0;
+  double expected = 0.0;
+};
+
+struct TensorComparison {
+  std::string name;
+  int64_t elements = 0;
+  int64_t mismatches = 0;   ///< includes non-finite values
+  int64_t non_finite = 0;   ///< NaN or Inf in the candidate's output
+  double max_abs_error = 0.0;
+  double max_rel_error = 0.0;
+  std::vector<Mismatch> first_mismatches;  ///< lowest linear indices first (at most 8)
+  bool passed = false;
+};
+
+/// Compares the candidate's output `got` (raw elements of spec.dtype) with the fp32 reference.
+TensorComparison compare_tensor(const void* got, const float* expected, const TensorSpec& spec,
+                                const Tolerance& tol);
+
+/// Converts one element of a floating dtype to double (bf16, f16, f32).
+double element_to_double(const void* data, DType dtype, int64_t index);
+
+ordered_json to_json(const TensorComparison& c);
+ordered_json to_json(const Tolerance& t);
+
+}  // namespace ptxbench

@@ -1,0 +1,417 @@
+#include "worker/evaluator.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <random>
+#include <set>
+
+#include "common/cuda_tools.h"
+#include "common/error.h"
+#include "gpu/cuda_call.h"
+#include "gpu/gpu_info.h"
+#include "gpu/random_fill.h"
+#include "gpu/trial_timer.h"
+#include "sass/ncu_report.h"
+#include "sass/sass_listing.h"
+#include "timing/roofline.h"
+#include "timing/timing_summary.h"
+#include "worker/runner_session.h"
+
+#ifndef PTXBENCH_VERSION
+#define PTXBENCH_VERSION "dev"
+#endif
+
+namespace ptxbench {
+
+// What one evaluation carries between stages.
+struct Evaluator::Context {
+  Verdict v;
+  ResolvedWorkload workload;
+  WorkloadState* state = nullptr;
+  fs::path library;
+  std::set<std::string> kernels;  ///< the candidate's own kernel entry points (cubin symbols)
+  bool trusted = false;
+  uint64_t seed = 0;
+  std::unique_ptr<TempDir> scratch;
+  std::unique_ptr<RunnerSession> session;
+  fs::path spec_file;
+  ordered_json correctness_trials = ordered_json::array();
+  double slowest_call_us = 0.0;
+
+  bool fail(Status s, const std::string& message) {
+    v.status = s;
+    v.message = message;
+    return false;
+  }
+};
+
+namespace {
+
+constexpr int kSanitizerErrorExit = 86;
+
+std::string runner_path(const EvalOptions& o) {
+  if (!o.runner_path.empty()) return o.runner_path;
+  return (executable_dir() / "ptxbench-runner").string();
+}
+
+std::string cut(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n) + "\n[...]"; }
+
+ordered_json trial_json(int trial, const char* phase, uint64_t seed, const OutputCheck& check) {
+  ordered_json tensors = ordered_json::array();
+  for (const auto& t : check.tensors) tensors.push_back(to_json(t));
+  ordered_json j = {{"trial", trial}, {"phase", phase}, {"seed", seed}, {"passed", check.passed()}, {"tensors", tensors}};
+  if (!check.problems.empty()) {
+    std::string all;
+    for (const auto& p : check.problems) all += (all.empty() ? "" : "; ") + p;
+    j["error"] = all;
+  }
+  return j;
+}
+
+// Guard-band writes are memory errors; a modified input is a broken contract.
+Status status_for_check(const OutputCheck& check) {
+  for (const auto& p : check.problems)
+    if (p.find("out of bounds") != std::string::npos) return Status::SANITIZER_ERROR;
+  if (!check.problems.empty()) return Status::RUNTIME_ERROR;
+  return Status::INCORRECT_NUMERICAL;
+}
+
+std::string check_message(const OutputCheck& check, int trial, const char* phase) {
+  if (!check.problems.empty()) return check.problems.front();
+  for (const auto& t : check.tensors)
+    if (!t.passed)
+      return "output " + t.name + " differs from the reference in " + std::to_string(t.mismatches) + " of " +
+             std::to_string(t.elements) + " elements (" + phase + " trial " + std::to_string(trial) + ")";
+  return "outputs differ from the reference";
+}
+
+}  // namespace
+
+ordered_json EvalOptions::to_json() const {
+  return {{"device", device},
+          {"correctness_trials", correctness_trials},
+          {"tolerance", ptxbench::to_json(tolerance)},
+          {"timing", timing.to_json()},
+          {"sanitize", sanitize},
+          {"sanitize_runs", sanitize_runs},
+          {"sanitize_timeout_s", sanitize_timeout_s},
+          {"profile", profile},
+          {"profile_timeout_s", profile_timeout_s},
+          {"measure_time", measure_time},
+          {"call_timeout_s", call_timeout_s},
+          {"trial_timeout_s", trial_timeout_s},
+          {"compile_timeout_s", compile.timeout_s}};
+}
+
+Evaluator::Evaluator(const Catalog& catalog, EvalOptions options)
+    : m_catalog(catalog), m_options(std::move(options)), m_compiler(m_options.compile) {}
+
+Evaluator::~Evaluator() = default;
+
+WorkloadState& Evaluator::state_for(const ResolvedWorkload& w) {
+  std::string key = w.definition->name + "/" + w.workload.uuid;
+  auto it = m_states.find(key);
+  if (it != m_states.end()) return *it->second;
+  auto state = std::make_unique<WorkloadState>(w, make_operator(w.definition->op_type));
+  return *(m_states[key] = std::move(state));
+}
+
+Verdict Evaluator::evaluate_source(const std::string& definition, const std::string& workload,
+                                   const std::string& source) {
+  auto start = std::chrono::steady_clock::now();
+  const Definition& def = m_catalog.definition(definition);
+  const Workload& w = workload.empty() ? m_catalog.default_workload(definition) : m_catalog.find_workload(definition, workload);
+  (void)make_operator(def.op_type);  // an unsupported op is the caller's error, not a verdict
+  Context c;
+  c.workload = resolve_workload(def, w);
+  c.v.started_at = utc_now_iso8601();
+  c.v.definition = def.name;
+  c.v.workload_uuid = w.uuid;
+  c.v.workload_label = w.label(def);
+  c.v.arch = m_options.compile.arch;
+
+  CompileResult compiled = m_compiler.compile(source);
+  c.v.stages["compile"] = to_json(compiled);
+  if (!compiled.ok()) {
+    switch (compiled.status) {
+      case CompileStatus::banned_api: c.fail(Status::BANNED_API, compiled.message); break;
+      case CompileStatus::abi_error: c.fail(Status::ABI_ERROR, compiled.message); break;
+      case CompileStatus::timeout: c.fail(Status::COMPILE_ERROR, compiled.message); break;
+      default: c.fail(Status::COMPILE_ERROR, "the candidate did not compile"); break;
+    }
+    c.v.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return c.v;
+  }
+  StaticSass sass = disassemble_cubin(compiled.cubin().string());
+  c.v.stages["static_sass"] = to_json(sass);
+  c.library = compiled.library();
+  c.kernels.insert(compiled.kernels.begin(), compiled.kernels.end());
+  Verdict v = run_stages(c);
+  v.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return v;
+}
+
+Verdict Evaluator::evaluate_trusted_library(const std::string& definition, const std::string& workload,
+                                            const fs::path& library) {
+  auto start = std::chrono::steady_clock::now();
+  const Definition& def = m_catalog.definition(definition);
+  const Workload& w = workload.empty() ? m_catalog.default_workload(definition) : m_catalog.find_workload(definition, workload);
+  Context c;
+  c.workload = resolve_workload(def, w);
+  c.v.started_at = utc_now_iso8601();
+  c.v.definition = def.name;
+  c.v.workload_uuid = w.uuid;
+  c.v.workload_label = w.label(def);
+  c.v.arch = m_options.compile.arch;
+  c.v.stages["compile"] = {{"status", "ok"}, {"message", "trusted prebuilt library " + library.string()}};
+  c.library = fs::absolute(library);
+  c.trusted = true;
+  Verdict v = run_stages(c);
+  v.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return v;
+}
+
+Verdict Evaluator::run_stages(Context& c) {
+  c.seed = m_options.seed ? *m_options.seed : std::random_device{}() * 0x100000001ull + std::random_device{}();
+  c.v.seed = c.seed;
+  try {
+    if (cuda_device_count() <= m_options.device) {
+      c.fail(Status::INFRA_ERROR, "no CUDA device " + std::to_string(m_options.device) + " on this host");
+      return c.v;
+    }
+    PTXB_CUDA_CALL(cudaSetDevice(m_options.device));
+    GpuInfo gpu = query_gpu(m_options.device);
+    c.v.environment = {{"gpu", to_json(gpu)},
+                       {"ptxbench_version", PTXBENCH_VERSION},
+                       {"nvcc", m_compiler.nvcc_version()},
+                       {"options", m_options.to_json()}};
+    if (gpu.arch() != m_options.compile.arch) {
+      c.fail(Status::INFRA_ERROR, "this host's GPU is " + gpu.arch() + ", the evaluation targets " + m_options.compile.arch);
+      return c.v;
+    }
+    c.scratch = std::make_unique<TempDir>("ptxbench-eval", m_options.scratch_root);
+    c.spec_file = c.scratch->path() / "tensors.json";
+    ordered_json specs = ordered_json::array();
+    for (const auto& t : c.workload.tensors) specs.push_back(to_json(t));
+    write_file_atomic(c.spec_file, ordered_json{{"tensors", specs}}.dump());
+    c.state = &state_for(c.workload);
+
+    bool ok = stage_sanitize(c) && stage_correctness(c) && stage_runtime_sass(c) && stage_timing(c);
+    if (c.session) {
+      c.v.stages["runner_output"] = cut(c.session->finish(), 4000);
+      c.session.reset();
+    }
+    if (!ok) return c.v;
+    c.v.status = Status::PASSED;
+    c.v.message = "correct on every trial";
+    c.v.target_instruction_correct =
+        c.v.runtime_mechanisms && target_instruction_met(c.v.arch, *c.v.runtime_mechanisms);
+  } catch (const std::exception& e) {
+    // Anything thrown here is ours (tools, driver, our own CUDA calls), never the candidate's.
+    c.v.status = Status::INFRA_ERROR;
+    c.v.message = std::string("evaluation infrastructure failed: ") + e.what();
+  }
+  return c.v;
+}
+
+bool Evaluator::stage_sanitize(Context& c) {
+  ordered_json section = {{"tool", "compute-sanitizer --tool memcheck"}, {"runs", ordered_json::array()}};
+  if (!m_options.sanitize) {
+    section["skipped"] = "disabled by option";
+    c.v.stages["sanitize"] = section;
+    return true;
+  }
+  std::string tool = find_cuda_tool("compute-sanitizer");
+  if (tool.empty()) throw EnvironmentError("sanitize", "compute-sanitizer not found");
+  for (int run = 0; run < m_options.sanitize_runs; ++run) {
+    uint64_t seed = derive_seed(c.seed, 100 + static_cast<uint64_t>(run));
+    std::vector<std::string> argv = {tool, "--tool", "memcheck", "--error-exitcode", std::to_string(kSanitizerErrorExit),
+                                     "--print-limit", "20", "--show-backtrace", "no", runner_path(m_options),
+                                     "once", "--library", c.library.string(), "--spec", c.spec_file.string(),
+                                     "--seed", std::to_string(seed), "--calls", "1", "--device",
+                                     std::to_string(m_options.device)};
+    ProcessResult r = run_process(sandboxed_spec(argv, c.scratch->path(), 1 << 20), m_options.sanitize_timeout_s);
+    kill_processes_mentioning(c.scratch->path().string());
+    std::string report = r.out.text + r.err.text;
+    section["runs"].push_back({{"seed", seed}, {"exit", r.status.describe()}, {"timed_out", r.timed_out}, {"wall_s", r.wall_s}});
+    if (r.timed_out) {
+      section["passed"] = false;
+      c.v.stages["sanitize"] = section;
+      return c.fail(Status::TIMEOUT, "the candidate did not finish within " +
+                                         std::to_string(static_cast<int>(m_options.sanitize_timeout_s)) +
+                                         " s under compute-sanitizer memcheck (a hang?)");
+    }
+    if (!r.status.success()) {
+      section["passed"] = false;
+      section["report"] = cut(report, 8000);
+      c.v.stages["sanitize"] = section;
+      if (r.status.signal == 0 && r.status.exit_code == kSanitizerErrorExit)
+        return c.fail(Status::SANITIZER_ERROR, "compute-sanitizer memcheck found memory errors");
+      return c.fail(Status::RUNTIME_ERROR, "the candidate failed under compute-sanitizer: runner " + r.status.describe() +
+                                               "\n" + cut(r.err.text, 1500));
+    }
+  }
+  section["passed"] = true;
+  c.v.stages["sanitize"] = section;
+  return true;
+}
+
+bool Evaluator::stage_correctness(Context& c) {
+  auto record = [&](bool passed) {
+    c.v.stages["correctness"] = {{"tolerance", to_json(m_options.tolerance)},
+                                 {"trials_planned", m_options.correctness_trials},
+                                 {"passed", passed},
+                                 {"trials", c.correctness_trials}};
+  };
+  RunnerLaunch launch{runner_path(m_options), m_options.device, c.scratch->path()};
+  c.session = std::make_unique<RunnerSession>(launch, m_options.startup_timeout_s);
+  try {
+    ordered_json tensors = ordered_json::array();
+    for (const auto& t : c.state->wire_tensors()) tensors.push_back(to_json(t));
+    ordered_json setup = c.session->request({{"op", "setup"},
+                                             {"library", c.library.string()},
+                                             {"tensors", tensors},
+                                             {"policy", m_options.timing.to_json()}},
+                                            m_options.startup_timeout_s);
+    if (!setup.value("ok", false)) {
+      record(false);
+      return c.fail(Status::RUNTIME_ERROR, "the runner could not set up the candidate: " + setup.value("error", std::string("?")));
+    }
+    for (int trial = 1; trial <= m_options.correctness_trials; ++trial) {
+      uint64_t seed = derive_seed(c.seed, 1000 + static_cast<uint64_t>(trial));
+      c.state->prepare_trial(seed);
+      ordered_json reply = c.session->request({{"op", "run"}}, m_options.call_timeout_s);
+      if (!reply.value("ok", false)) {
+        c.correctness_trials.push_back({{"trial", trial}, {"phase", "correctness"}, {"seed", seed}, {"passed", false},
+                                        {"error", reply.value("error", std::string("?"))}});
+        record(false);
+        return c.fail(Status::RUNTIME_ERROR, "the candidate's call failed: " + reply.value("error", std::string("?")));
+      }
+      c.slowest_call_us = std::max(c.slowest_call_us, reply.value("wall_us", 0.0));
+      OutputCheck check = c.state->check_candidate(m_options.tolerance);
+      c.correctness_trials.push_back(trial_json(trial, "correctness", seed, check));
+      if (!check.passed()) {
+        record(false);
+        return c.fail(status_for_check(check), check_message(check, trial, "correctness"));
+      }
+    }
+  } catch (const RunnerFault& f) {
+    record(false);
+    if (f.kind == RunnerFault::Kind::timeout)
+      return c.fail(Status::TIMEOUT, "a call did not finish within " + std::to_string(static_cast<int>(m_options.call_timeout_s)) +
+                                         " s; the runner was killed");
+    return c.fail(Status::RUNTIME_ERROR, std::string("the runner died during a call: ") + f.what());
+  }
+  record(true);
+  return true;
+}
+
+bool Evaluator::stage_runtime_sass(Context& c) {
+  if (!m_options.profile) {
+    c.v.stages["runtime_sass"] = {{"available", false}, {"note", "disabled by option"}};
+    return true;
+  }
+  std::string tool = find_cuda_tool("ncu");
+  if (tool.empty()) throw EnvironmentError("runtime_sass", "ncu not found");
+  fs::path log = c.scratch->path() / "ncu.csv";
+  std::vector<std::string> argv = {tool, "--csv", "--log-file", log.string(), "--print-metric-instances", "details",
+                                   "--print-kernel-base", "mangled", "--print-units", "base", "--clock-control", "none",
+                                   "--metrics", std::string(kNcuThreadTrueMetric) + "," + kNcuWarpMetric,
+                                   runner_path(m_options), "once", "--library", c.library.string(), "--spec",
+                                   c.spec_file.string(), "--seed", std::to_string(derive_seed(c.seed, 300)), "--calls",
+                                   "1", "--device", std::to_string(m_options.device)};
+  ProcessResult r = run_process(sandboxed_spec(argv, c.scratch->path(), 1 << 20), m_options.profile_timeout_s);
+  kill_processes_mentioning(c.scratch->path().string());
+  if (r.timed_out)
+    return c.fail(Status::TIMEOUT, "the candidate did not finish within " +
+                                       std::to_string(static_cast<int>(m_options.profile_timeout_s)) + " s under ncu");
+  std::string text = fs::exists(log) ? read_file(log) : "";
+  RuntimeSass sass = parse_ncu_csv(text, c.kernels, "ptxb_internal_");
+  if (!r.status.success() || !sass.available)
+    throw EnvironmentError("runtime_sass", "ncu " + r.status.describe() + ": " + cut(r.out.text + r.err.text + text, 1500));
+  c.v.stages["runtime_sass"] = to_json(sass);
+  c.v.runtime_mechanisms = sass.mechanisms;
+  if (!c.trusted && !sass.foreign_kernels.empty())
+    return c.fail(Status::BANNED_API, "kernels that are not in the candidate's own module ran: " + sass.foreign_kernels.front());
+  return true;
+}
+
+bool Evaluator::stage_timing(Context& c) {
+  if (!m_options.measure_time) {
+    c.v.stages["timing"] = {{"skipped", "disabled by option"}};
+    return true;
+  }
+  const TimingPolicy& policy = m_options.timing;
+  if (!m_flusher) m_flusher = std::make_unique<L2Flusher>(policy.l2_flush_factor);
+  if (!m_recorder) m_recorder = std::make_unique<ActivityRecorder>();
+  ordered_json section = {{"policy", policy.to_json()}, {"baseline", c.state->baseline_name()}};
+  std::vector<std::vector<double>> cand, base;
+  std::set<std::string> seen_kernels;
+  auto finish = [&](Status s, const std::string& message) {
+    c.v.stages["timing"] = section;
+    c.v.stages["correctness"]["trials"] = c.correctness_trials;
+    return c.fail(s, message);
+  };
+  for (int trial = 1; trial <= policy.trials; ++trial) {
+    uint64_t seed = derive_seed(c.seed, 2000 + static_cast<uint64_t>(trial));
+    c.state->prepare_trial(seed);
+    TrialTiming b = run_timed_trial(c.state->baseline_target(), policy, *m_flusher, *m_recorder, c.state->stream());
+    if (trial == 1) {
+      OutputCheck bc = c.state->check_baseline(m_options.tolerance);
+      section["baseline_check"] = trial_json(trial, "baseline", seed, bc);
+      if (!bc.passed()) throw Error("baseline", c.state->baseline_name() + " failed the correctness rule against the reference");
+    }
+    base.push_back(b.spans_us);
+    ordered_json reply;
+    try {
+      double budget = m_options.trial_timeout_s +
+                      2e-6 * c.slowest_call_us * (policy.warmup_calls + policy.timed_calls);
+      reply = c.session->request({{"op", "time"}}, budget);
+    } catch (const RunnerFault& f) {
+      if (f.kind == RunnerFault::Kind::timeout) return finish(Status::TIMEOUT, "a timing trial did not finish in time");
+      return finish(Status::RUNTIME_ERROR, std::string("the runner died while timing: ") + f.what());
+    }
+    if (!reply.value("ok", false)) return finish(Status::RUNTIME_ERROR, "a timed call failed: " + reply.value("error", std::string("?")));
+    OutputCheck check = c.state->check_candidate(m_options.tolerance);
+    c.correctness_trials.push_back(trial_json(trial, "timing", seed, check));
+    if (!check.passed())
+      return finish(status_for_check(check), check_message(check, trial, "timing") +
+                                                 ": the output of the last timed call is wrong");
+    for (const auto& k : reply["kernels"]) seen_kernels.insert(k.get<std::string>());
+    if (!reply["stray"].empty())
+      return finish(Status::TIMING_ANOMALY, "device work ran outside the timed calls: " + reply["stray"][0].get<std::string>());
+    if (reply.value("empty_calls", 0) > 0)
+      return finish(Status::TIMING_ANOMALY, "a timed call launched no device work at all");
+    if (reply.value("dropped_records", 0) > 0 || b.dropped_records > 0)
+      throw Error("timing", "CUPTI dropped activity records; the timing is incomplete");
+    cand.push_back(reply["spans_us"].get<std::vector<double>>());
+  }
+  section["kernels"] = std::vector<std::string>(seen_kernels.begin(), seen_kernels.end());
+  if (!c.trusted)
+    for (const auto& k : seen_kernels)
+      if (!c.kernels.count(k)) return finish(Status::BANNED_API, "a kernel that is not in the candidate's own module ran in a timed call: " + k);
+
+  const Operator& op = c.state->op();
+  double flops = op.flops(c.workload), bytes = op.min_bytes(c.workload);
+  double floor_us = 0.0;
+  if (auto peaks = peaks_for(c.v.environment["gpu"].value("name", ""))) floor_us = roofline_floor_us(*peaks, flops, bytes);
+  TimingSummary summary = summarize_timing(cand, base, floor_us);
+  ordered_json body = to_json(summary);
+  for (auto it = body.begin(); it != body.end(); ++it) section[it.key()] = it.value();
+  section["flops"] = flops;
+  section["min_bytes"] = bytes;
+  section["candidate_tflops"] = flops / (summary.candidate.mean_us * 1e-6) * 1e-12;
+  section["baseline_tflops"] = flops / (summary.baseline.mean_us * 1e-6) * 1e-12;
+  c.v.stages["timing"] = section;
+  c.v.stages["correctness"]["trials"] = c.correctness_trials;
+  c.v.candidate_us = summary.candidate.mean_us;
+  c.v.baseline_us = summary.baseline.mean_us;
+  c.v.baseline_name = c.state->baseline_name();
+  if (summary.below_floor)
+    return c.fail(Status::TIMING_ANOMALY, "the measured time is below the roofline floor of this workload");
+  c.v.speedup = summary.speedup;
+  return true;
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,95 @@
+// The correctness rule of DESIGN §4 on hand-made outputs: boundaries of atol/rtol, NaN/Inf,
+// mismatch counts, the first mismatching multi-indices and bf16 decoding.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "verdict/correctness.h"
+
+using namespace ptxbench;
+
+namespace {
+TensorSpec f32_spec(std::vector<int64_t> shape) {
+  TensorSpec s;
+  s.name = "C";
+  s.dtype = DType::f32;
+  s.shape = shape;
+  s.strides.assign(shape.size(), 1);
+  return s;
+}
+uint16_t to_bf16(float f) {  // truncation is enough for exactly representable test values
+  uint32_t b;
+  std::memcpy(&b, &f, 4);
+  return static_cast<uint16_t>(b >> 16);
+}
+}  // namespace
+
+TEST(CorrectnessRule, AnElementFailsOnlyWhenBothToleranceTestsFail) {
+  // expected 100: abs error 0.5 > atol but rel 0.005 < rtol -> passes
+  // expected 0.001: abs error 0.009 < atol -> passes though rel is huge
+  // expected 1: abs 0.02 and rel 0.02 -> fails
+  std::vector<float> expected = {100.0f, 0.001f, 1.0f, -3.0f};
+  std::vector<float> got = {100.5f, 0.010f, 1.02f, -3.0f};
+  TensorComparison c = compare_tensor(got.data(), expected.data(), f32_spec({2, 2}), Tolerance{});
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.mismatches, 1);
+  ASSERT_EQ(c.first_mismatches.size(), 1u);
+  EXPECT_EQ(c.first_mismatches[0].index, (std::vector<int64_t>{1, 0}));
+  EXPECT_NEAR(c.max_abs_error, 0.5, 1e-6);
+  got[2] = 1.009f;
+  EXPECT_TRUE(compare_tensor(got.data(), expected.data(), f32_spec({2, 2}), Tolerance{}).passed);
+}
+
+TEST(CorrectnessRule, AnyNanOrInfFails) {
+  std::vector<float> expected(8, 1.0f), got(8, 1.0f);
+  got[5] = std::numeric_limits<float>::quiet_NaN();
+  TensorComparison c = compare_tensor(got.data(), expected.data(), f32_spec({8}), Tolerance{});
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.non_finite, 1);
+  got[5] = std::numeric_limits<float>::infinity();
+  EXPECT_FALSE(compare_tensor(got.data(), expected.data(), f32_spec({8}), Tolerance{}).passed);
+  // A loose ratio never excuses a NaN.
+  got[5] = std::numeric_limits<float>::quiet_NaN();
+  EXPECT_FALSE(compare_tensor(got.data(), expected.data(), f32_spec({8}), Tolerance{1e-2, 1e-2, 0.5}).passed);
+}
+
+TEST(CorrectnessRule, RequiredRatioBelowOneToleratesAFewMismatches) {
+  std::vector<float> expected(100, 1.0f), got(100, 1.0f);
+  got[3] = got[50] = 5.0f;
+  EXPECT_FALSE(compare_tensor(got.data(), expected.data(), f32_spec({100}), Tolerance{}).passed);
+  EXPECT_TRUE(compare_tensor(got.data(), expected.data(), f32_spec({100}), Tolerance{1e-2, 1e-2, 0.98}).passed);
+}
+
+TEST(CorrectnessRule, PoisonedBf16OutputIsCaughtAndIndicesAreOrdered) {
+  // 0xFFFF is how the runner poisons bf16 outputs: a NaN.
+  const int64_t rows = 512, cols = 4096;  // big enough for the threaded path
+  std::vector<float> expected(rows * cols, 2.0f);
+  std::vector<uint16_t> got(rows * cols, to_bf16(2.0f));
+  got[7 * cols + 9] = 0xFFFF;
+  got[300 * cols + 1] = to_bf16(3.0f);
+  got[3 * cols + 4095] = to_bf16(2.5f);
+  TensorSpec s = f32_spec({rows, cols});
+  s.dtype = DType::bf16;
+  TensorComparison c = compare_tensor(got.data(), expected.data(), s, Tolerance{});
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.mismatches, 3);
+  EXPECT_EQ(c.non_finite, 1);
+  ASSERT_EQ(c.first_mismatches.size(), 3u);
+  EXPECT_EQ(c.first_mismatches[0].index, (std::vector<int64_t>{3, 4095}));
+  EXPECT_EQ(c.first_mismatches[1].index, (std::vector<int64_t>{7, 9}));
+  EXPECT_TRUE(std::isnan(c.first_mismatches[1].got));
+  EXPECT_EQ(c.first_mismatches[2].index, (std::vector<int64_t>{300, 1}));
+  EXPECT_DOUBLE_EQ(c.first_mismatches[2].got, 3.0);
+}
+
+TEST(CorrectnessRule, Bf16AndF16Decoding) {
+  uint16_t bf = to_bf16(-1.5f);
+  EXPECT_DOUBLE_EQ(element_to_double(&bf, DType::bf16, 0), -1.5);
+  uint16_t h[] = {0x3c00, 0xc000, 0x0001, 0x7c00};  // 1, -2, smallest subnormal, +inf
+  EXPECT_DOUBLE_EQ(element_to_double(h, DType::f16, 0), 1.0);
+  EXPECT_DOUBLE_EQ(element_to_double(h, DType::f16, 1), -2.0);
+  EXPECT_DOUBLE_EQ(element_to_double(h, DType::f16, 2), std::ldexp(1.0, -24));
+  EXPECT_TRUE(std::isinf(element_to_double(h, DType::f16, 3)));
+}

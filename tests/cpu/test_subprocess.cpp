@@ -1,0 +1,116 @@
+// Child processes: exit codes and signals, hard kill of the whole group on timeout, capped
+// capture of a flood, the control fd, and network isolation.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <thread>
+
+#include "common/control_channel.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/subprocess.h"
+
+using namespace ptxbench;
+
+namespace {
+ProcessSpec sh(const std::string& script) {
+  ProcessSpec s;
+  s.argv = {"/bin/sh", "-c", script};
+  return s;
+}
+}  // namespace
+
+TEST(Subprocess, ExitCodesOutputAndSignals) {
+  auto r = run_process(sh("echo out; echo err >&2; exit 7"), 10);
+  EXPECT_EQ(r.status.exit_code, 7);
+  EXPECT_EQ(r.out.text, "out\n");
+  EXPECT_EQ(r.err.text, "err\n");
+  EXPECT_FALSE(r.timed_out);
+  auto k = run_process(sh("kill -SEGV $$"), 10);
+  EXPECT_EQ(k.status.signal, SIGSEGV);
+  EXPECT_NE(k.status.describe().find("SIGSEGV"), std::string::npos);
+  EXPECT_THROW(run_process(ProcessSpec{{"/no/such/program"}}, 1), EnvironmentError);
+}
+
+TEST(Subprocess, TimeoutKillsTheWholeGroup) {
+  // The child starts a grandchild that would outlive it; both must be gone after the kill.
+  auto start = std::chrono::steady_clock::now();
+  auto r = run_process(sh("sleep 300 & echo $! ; sleep 300"), 0.5);
+  double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_TRUE(r.timed_out);
+  EXPECT_EQ(r.status.signal, SIGKILL);
+  EXPECT_LT(waited, 5.0);
+  pid_t grandchild = std::stoi(r.out.text);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // Gone, or a zombie waiting for an init that reaps lazily (containers): either way not running.
+  std::string stat;
+  try {
+    stat = read_file("/proc/" + std::to_string(grandchild) + "/stat");
+  } catch (const InputError&) {
+  }
+  if (!stat.empty()) EXPECT_NE(stat.find(") Z"), std::string::npos) << "grandchild survived: " << stat;
+}
+
+TEST(Subprocess, FloodIsCappedHeadAndTailKept) {
+  ProcessSpec s = sh("echo FIRST; head -c 50000000 /dev/zero | tr '\\0' 'x'; echo; echo LAST");
+  s.output_cap_bytes = 64 << 10;
+  auto r = run_process(s, 60);
+  EXPECT_TRUE(r.status.success());
+  EXPECT_TRUE(r.out.truncated());
+  EXPECT_GT(r.out.total_bytes, 50000000u);
+  EXPECT_LT(r.out.text.size(), 80u << 10);
+  EXPECT_EQ(r.out.text.rfind("FIRST", 0), 0u);
+  EXPECT_NE(r.out.text.find("LAST"), std::string::npos);
+  EXPECT_NE(r.out.text.find("bytes omitted by ptxbench"), std::string::npos);
+}
+
+TEST(Subprocess, LimitsAndWorkingDirectory) {
+  ProcessSpec s = sh("ulimit -c; ulimit -n; pwd");
+  s.limits.open_files = 77;
+  s.cwd = "/tmp";
+  auto r = run_process(s, 10);
+  EXPECT_EQ(r.out.text, "0\n77\n/tmp\n");
+}
+
+TEST(Subprocess, NetworkIsolationWhenPermitted) {
+  ProcessSpec s = sh("cat /proc/net/dev | wc -l");
+  s.network = NetworkIsolation::best_effort;
+  auto isolated = run_process(s, 10);
+  EXPECT_TRUE(isolated.status.success());
+  s.network = NetworkIsolation::required;
+  try {
+    auto r = run_process(s, 10);
+    // A fresh namespace has only the loopback device: two header lines plus "lo".
+    EXPECT_EQ(r.out.text, "3\n");
+  } catch (const EnvironmentError& e) {
+    GTEST_SKIP() << "no permission for network namespaces here: " << e.what();
+  }
+}
+
+TEST(ControlChannel, RoundTripTimeoutAndClose) {
+  int fds[2];
+  make_socket_pair(fds);
+  ProcessSpec s = sh("read line <&3; echo \"{\\\"echo\\\": $line}\" >&3; sleep 0.3");
+  s.control_fd = fds[1];
+  ChildProcess child(s);
+  close(fds[1]);
+  ControlChannel ch(fds[0]);
+  ch.send({{"x", 42}});
+  ordered_json reply = ch.receive(10);
+  EXPECT_EQ(reply["echo"]["x"], 42);
+  try {
+    (void)ch.receive(0.05);
+    FAIL() << "expected a timeout";
+  } catch (const ChannelError& e) {
+    EXPECT_EQ(e.kind, ChannelFailure::timeout);
+  }
+  try {
+    (void)ch.receive(10);
+    FAIL() << "expected the channel to close";
+  } catch (const ChannelError& e) {
+    EXPECT_EQ(e.kind, ChannelFailure::closed);
+  }
+  EXPECT_TRUE(child.wait_for(5).has_value());
+}
