@@ -25,7 +25,7 @@ log "reference and baseline tests"
 timeout -s KILL 120 "$BIN/ptxbench_gpu_tests" --gtest_filter='RandomFill*:GemmReference*:Baseline*' 2>&1 | tee "$OUT/gpu_tests.log" | tail -3
 
 log "A/A: cuBLASLt evaluated against itself (through the runner)"
-timeout -s KILL 120 "$BIN/ptxbench" eval $def --builtin cublaslt --no-sanitize --no-profile --seed 1 --json > "$OUT/bench.jsonl" 2>>"$OUT/bench.log"
+timeout -s KILL 120 "$BIN/ptxbench" eval $def --builtin cublaslt --repeat 3 --no-sanitize --no-profile --seed 1 --json > "$OUT/bench.jsonl" 2>>"$OUT/bench.log"
 log "wgmma+TMA fixture evaluated 5 times (timing path only)"
 timeout -s KILL 150 "$BIN/ptxbench" eval $def tests/fixtures/gemm/wgmma_tma_gemm.cu --repeat 5 --no-sanitize --no-profile --json >> "$OUT/bench.jsonl" 2>>"$OUT/bench.log"
 log "one full evaluation, warm compile cache"

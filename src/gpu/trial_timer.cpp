@@ -42,17 +42,25 @@ void run_checked_call(const TimedTarget& target, cudaStream_t stream) {
                                 cudaGetErrorString(sync));
 }
 
-TrialTiming run_timed_trial(const TimedTarget& target, const TimingPolicy& policy, L2Flusher& flusher,
+void append_timing(TrialTiming& into, const TrialTiming& part) {
+  into.spans_us.insert(into.spans_us.end(), part.spans_us.begin(), part.spans_us.end());
+  into.kernel_names.insert(part.kernel_names.begin(), part.kernel_names.end());
+  into.stray_kernels.insert(into.stray_kernels.end(), part.stray_kernels.begin(), part.stray_kernels.end());
+  into.empty_calls += part.empty_calls;
+  into.dropped_records += part.dropped_records;
+}
+
+TrialTiming run_timed_calls(const TimedTarget& target, int warmup, int calls, bool poison, L2Flusher& flusher,
                             ActivityRecorder& recorder, cudaStream_t stream) {
   TimedTarget t = target;
-  if (!policy.poison_timed_calls) t.poison = nullptr;
-  for (int i = 0; i < policy.warmup_calls; ++i) timed_call(t, flusher, stream);
+  if (!poison) t.poison = nullptr;
+  for (int i = 0; i < warmup; ++i) timed_call(t, flusher, stream);
   (void)recorder.drain();
   uint64_t dropped_before = recorder.dropped();
 
   std::vector<Window> windows;
-  windows.reserve(static_cast<std::size_t>(policy.timed_calls));
-  for (int i = 0; i < policy.timed_calls; ++i) windows.push_back(timed_call(t, flusher, stream));
+  windows.reserve(static_cast<std::size_t>(calls));
+  for (int i = 0; i < calls; ++i) windows.push_back(timed_call(t, flusher, stream));
   std::vector<DeviceRecord> records = recorder.drain();
 
   TrialTiming out;

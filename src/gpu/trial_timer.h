@@ -36,8 +36,12 @@ struct CallFailure : std::runtime_error {
   int code;
 };
 
-TrialTiming run_timed_trial(const TimedTarget& target, const TimingPolicy& policy, L2Flusher& flusher,
+/// `warmup` untimed calls, then `calls` timed calls (either may be 0), each prepared as above.
+TrialTiming run_timed_calls(const TimedTarget& target, int warmup, int calls, bool poison, L2Flusher& flusher,
                             ActivityRecorder& recorder, cudaStream_t stream);
+
+/// Appends `part` (a later block of the same trial) to `into`.
+void append_timing(TrialTiming& into, const TrialTiming& part);
 
 /// Runs the target once with poisoning and a device-wide synchronize; throws CallFailure.
 void run_checked_call(const TimedTarget& target, cudaStream_t stream);

@@ -97,7 +97,8 @@ ordered_json handle(Session& s, const ordered_json& msg) {
   if (op == "time") {
     if (!s.flusher) s.flusher = std::make_unique<L2Flusher>(s.policy.l2_flush_factor);
     if (!s.recorder) s.recorder = std::make_unique<ActivityRecorder>();
-    TrialTiming t = run_timed_trial(s.target(), s.policy, *s.flusher, *s.recorder, s.stream);
+    TrialTiming t = run_timed_calls(s.target(), msg.at("warmup").get<int>(), msg.at("calls").get<int>(),
+                                    s.policy.poison_timed_calls, *s.flusher, *s.recorder, s.stream);
     return {{"ok", true},
             {"spans_us", t.spans_us},
             {"kernels", std::vector<std::string>(t.kernel_names.begin(), t.kernel_names.end())},

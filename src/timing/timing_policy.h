@@ -12,6 +12,11 @@ struct TimingPolicy {
   int timed_calls = 50;
   /// Trials per side; candidate and baseline trials alternate baseline, candidate, ... (orig: 3).
   int trials = 3;
+  /// Calls of one side before switching to the other inside a trial. Trials alternate at call
+  /// granularity (baseline call, candidate call, ...) because the GPU's power and clock state drifts
+  /// within milliseconds of heavy work: measured on the H200, whole-trial alternation made
+  /// cuBLASLt-vs-itself read 0.93 (the second side of each pair ran hotter).
+  int interleave_calls = 1;
   /// Bytes written to a scratch buffer before every call, as a multiple of the L2 size, so each
   /// call starts with a cold L2 (orig: ≥ 2×).
   double l2_flush_factor = 2.0;
@@ -23,6 +28,7 @@ struct TimingPolicy {
     return {{"warmup_calls", warmup_calls},
             {"timed_calls", timed_calls},
             {"trials", trials},
+            {"interleave_calls", interleave_calls},
             {"l2_flush_factor", l2_flush_factor},
             {"poison_timed_calls", poison_timed_calls},
             {"span", "first kernel/memcpy/memset start to last end of the call, any stream (CUPTI activity)"},

@@ -353,39 +353,61 @@ bool Evaluator::stage_timing(Context& c) {
     c.v.stages["correctness"]["trials"] = c.correctness_trials;
     return c.fail(s, message);
   };
+  // One side of a trial in the runner: `warmup` then `calls` timed calls.
+  auto runner_block = [&](int warmup, int calls) {
+    double budget = m_options.trial_timeout_s + 2e-6 * c.slowest_call_us * (warmup + calls);
+    ordered_json reply = c.session->request({{"op", "time"}, {"warmup", warmup}, {"calls", calls}}, budget);
+    if (!reply.value("ok", false)) throw CallFailure(reply.value("code", -1), reply.value("error", std::string("?")));
+    TrialTiming t;
+    t.spans_us = reply["spans_us"].get<std::vector<double>>();
+    for (const auto& k : reply["kernels"]) t.kernel_names.insert(k.get<std::string>());
+    t.stray_kernels = reply["stray"].get<std::vector<std::string>>();
+    t.empty_calls = reply.value("empty_calls", 0);
+    t.dropped_records = reply.value("dropped_records", 0ull);
+    return t;
+  };
+  auto baseline_block = [&](int warmup, int calls) {
+    return run_timed_calls(c.state->baseline_target(), warmup, calls, policy.poison_timed_calls, *m_flusher,
+                           *m_recorder, c.state->stream());
+  };
+  const int block = std::max(1, policy.interleave_calls);
   for (int trial = 1; trial <= policy.trials; ++trial) {
     uint64_t seed = derive_seed(c.seed, 2000 + static_cast<uint64_t>(trial));
     c.state->prepare_trial(seed);
-    TrialTiming b = run_timed_trial(c.state->baseline_target(), policy, *m_flusher, *m_recorder, c.state->stream());
+    TrialTiming b, t;
+    try {
+      // Warm both sides, then alternate blocks of calls: baseline, candidate, baseline, ...
+      append_timing(b, baseline_block(policy.warmup_calls, 0));
+      append_timing(t, runner_block(policy.warmup_calls, 0));
+      for (int done = 0; done < policy.timed_calls; done += block) {
+        int n = std::min(block, policy.timed_calls - done);
+        append_timing(b, baseline_block(0, n));
+        append_timing(t, runner_block(0, n));
+      }
+    } catch (const RunnerFault& f) {
+      if (f.kind == RunnerFault::Kind::timeout) return finish(Status::TIMEOUT, "a timing trial did not finish in time");
+      return finish(Status::RUNTIME_ERROR, std::string("the runner died while timing: ") + f.what());
+    } catch (const CallFailure& f) {
+      return finish(Status::RUNTIME_ERROR, std::string("a timed call failed: ") + f.what());
+    }
     if (trial == 1) {
       OutputCheck bc = c.state->check_baseline(m_options.tolerance);
       section["baseline_check"] = trial_json(trial, "baseline", seed, bc);
       if (!bc.passed()) throw Error("baseline", c.state->baseline_name() + " failed the correctness rule against the reference");
     }
-    base.push_back(b.spans_us);
-    ordered_json reply;
-    try {
-      double budget = m_options.trial_timeout_s +
-                      2e-6 * c.slowest_call_us * (policy.warmup_calls + policy.timed_calls);
-      reply = c.session->request({{"op", "time"}}, budget);
-    } catch (const RunnerFault& f) {
-      if (f.kind == RunnerFault::Kind::timeout) return finish(Status::TIMEOUT, "a timing trial did not finish in time");
-      return finish(Status::RUNTIME_ERROR, std::string("the runner died while timing: ") + f.what());
-    }
-    if (!reply.value("ok", false)) return finish(Status::RUNTIME_ERROR, "a timed call failed: " + reply.value("error", std::string("?")));
     OutputCheck check = c.state->check_candidate(m_options.tolerance);
     c.correctness_trials.push_back(trial_json(trial, "timing", seed, check));
     if (!check.passed())
       return finish(status_for_check(check), check_message(check, trial, "timing") +
                                                  ": the output of the last timed call is wrong");
-    for (const auto& k : reply["kernels"]) seen_kernels.insert(k.get<std::string>());
-    if (!reply["stray"].empty())
-      return finish(Status::TIMING_ANOMALY, "device work ran outside the timed calls: " + reply["stray"][0].get<std::string>());
-    if (reply.value("empty_calls", 0) > 0)
-      return finish(Status::TIMING_ANOMALY, "a timed call launched no device work at all");
-    if (reply.value("dropped_records", 0) > 0 || b.dropped_records > 0)
+    seen_kernels.insert(t.kernel_names.begin(), t.kernel_names.end());
+    if (!t.stray_kernels.empty())
+      return finish(Status::TIMING_ANOMALY, "device work ran outside the timed calls: " + t.stray_kernels.front());
+    if (t.empty_calls > 0) return finish(Status::TIMING_ANOMALY, "a timed call launched no device work at all");
+    if (t.dropped_records > 0 || b.dropped_records > 0)
       throw Error("timing", "CUPTI dropped activity records; the timing is incomplete");
-    cand.push_back(reply["spans_us"].get<std::vector<double>>());
+    base.push_back(b.spans_us);
+    cand.push_back(t.spans_us);
   }
   section["kernels"] = std::vector<std::string>(seen_kernels.begin(), seen_kernels.end());
   if (!c.trusted)
