@@ -32,7 +32,7 @@ void compile_section(std::string& out, const ordered_json& c) {
   }
   out += "Compile: ok.";
   for (const auto& k : c["ptxas"]["kernels"])
-    out += fmt::format("\n  {}: {} registers, {} B shared memory, {} B stack, {} B spill stores, {} B spill loads",
+    out += fmt::format("\n  {}: {} registers, {} B static shared memory, {} B stack, {} B spill stores, {} B spill loads",
                        k.value("name", ""), k.value("registers", 0), k.value("smem_bytes", 0L),
                        k.value("stack_frame_bytes", 0L), k.value("spill_store_bytes", 0L),
                        k.value("spill_load_bytes", 0L));

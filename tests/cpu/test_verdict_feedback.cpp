@@ -1,6 +1,7 @@
 // The verdict document and the feedback text rendered from it, for each kind of outcome.
 #include <gtest/gtest.h>
 
+#include "common/fs.h"
 #include "verdict/feedback.h"
 #include "verdict/verdict.h"
 
@@ -100,4 +101,21 @@ TEST(Feedback, LongOutputIsCut) {
   std::string text = render_feedback(v.to_json(), 3000);
   EXPECT_LT(text.size(), 3200u);
   EXPECT_NE(text.find("more characters cut"), std::string::npos);
+}
+
+// Verdicts recorded on the H200 (results/h200.md) re-render offline from their JSON alone.
+TEST(Feedback, RecordedH200VerdictsRender) {
+  auto load = [](const char* name) {
+    return ordered_json::parse(read_file(std::string(PTXBENCH_TEST_DATA) + "/data/" + name));
+  };
+  ordered_json passed = load("h200_wgmma_tma_gemm.verdict.json");
+  EXPECT_EQ(passed["schema_version"], kVerdictSchemaVersion);
+  std::string text = render_feedback(passed);
+  EXPECT_NE(text.find("Verdict: PASSED (gemm_n7168_k5120, workload M=8192, sm_90a)"), std::string::npos) << text;
+  EXPECT_NE(text.find("C_Gen4 (wgmma) yes, D_TMA (bulk tensor copy) yes"), std::string::npos) << text;
+  EXPECT_NE(text.find("speedup 0.76"), std::string::npos) << text;
+  ordered_json wrong = load("h200_wrong_result.verdict.json");
+  std::string w = render_feedback(wrong);
+  EXPECT_NE(w.find("Verdict: INCORRECT_NUMERICAL"), std::string::npos);
+  EXPECT_NE(w.find("first mismatches: C["), std::string::npos) << w;
 }
