@@ -11,5 +11,6 @@ using Action = std::function<int()>;
 void register_definitions(CLI::App& app, Action& action);
 void register_compile(CLI::App& app, Action& action);
 void register_eval(CLI::App& app, Action& action);
+void register_suite(CLI::App& app, Action& action);
 
 }  // namespace ptxbench::cli

@@ -1,0 +1,75 @@
+#include "cli/eval_args.h"
+
+#include <fmt/format.h>
+
+#include "common/fs.h"
+#include "verdict/feedback.h"
+
+namespace ptxbench::cli {
+namespace {
+
+std::string yes_no(const ordered_json& v) { return v.is_boolean() ? (v.get<bool>() ? "yes" : "no") : "-"; }
+
+std::string number(const ordered_json& x, int precision) {
+  return x.is_number() ? fmt::format("{:.{}f}", x.get<double>(), precision) : std::string("-");
+}
+
+constexpr const char* kRow = "{:<30} {:<20} {:>6} {:>6} {:>6} {:>10} {:>10} {:>8} {:>7}";
+
+}  // namespace
+
+void add_eval_options(CLI::App* cmd, EvalArgs& a) {
+  cmd->add_option("--workload", a.workload, "workload uuid or axis values like M=8192 (default: the definition's default)");
+  cmd->add_flag("--json", a.json, "print each verdict as one JSON line");
+  cmd->add_flag("--feedback", a.feedback, "print the feedback text a model would see");
+  cmd->add_option("--out", a.out_dir, "also write each verdict to DIR/<name>.verdict.json");
+  cmd->add_option("--repeat", a.repeat, "evaluate each candidate N times (measurement spread)")->check(CLI::PositiveNumber);
+  cmd->add_option("--seed", a.seed, "input seed (default: random, recorded in the verdict)");
+  cmd->add_option("--trials", a.trials, "correctness and timing trials (default 3)");
+  cmd->add_option("--device", a.device, "CUDA device index");
+  cmd->add_flag("--no-sanitize", a.no_sanitize, "skip compute-sanitizer (recorded in the verdict)");
+  cmd->add_flag("--no-profile", a.no_profile, "skip runtime SASS counts (no target-instruction verdict)");
+  cmd->add_flag("--no-time", a.no_time, "skip timing");
+  cmd->add_option("--sanitize-timeout", a.sanitize_timeout, "seconds per compute-sanitizer run (default 120)");
+  cmd->add_option("--call-timeout", a.call_timeout, "seconds per correctness call (default 30)");
+}
+
+EvalOptions to_eval_options(const EvalArgs& a) {
+  EvalOptions o;
+  o.device = a.device;
+  if (a.seed >= 0) o.seed = static_cast<uint64_t>(a.seed);
+  if (a.trials > 0) o.correctness_trials = o.timing.trials = a.trials;
+  o.sanitize = !a.no_sanitize;
+  o.profile = !a.no_profile;
+  o.measure_time = !a.no_time;
+  if (a.sanitize_timeout > 0) o.sanitize_timeout_s = a.sanitize_timeout;
+  if (a.call_timeout > 0) o.call_timeout_s = a.call_timeout;
+  return o;
+}
+
+VerdictPrinter::VerdictPrinter(const EvalArgs& a, std::string extra_header) : m_args(a) {
+  if (!a.out_dir.empty()) fs::create_directories(a.out_dir);
+  if (a.json || a.feedback) return;
+  fmt::print(kRow, "candidate", "status", "wgmma", "TMA", "target", "time_us", "base_us", "speedup", "wall_s");
+  fmt::print("{}\n", extra_header.empty() ? "" : "  " + extra_header);
+}
+
+void VerdictPrinter::print(const std::string& label, const ordered_json& v, const std::string& extra) {
+  if (!m_args.out_dir.empty())
+    write_file_atomic(fs::path(m_args.out_dir) / (label + ".verdict.json"), v.dump(2));
+  if (m_args.json) {
+    fmt::print("{}\n", v.dump());
+  } else if (m_args.feedback) {
+    fmt::print("== {} ==\n{}\n", label, render_feedback(v));
+  } else {
+    const auto& ti = v["target_instruction"];
+    const auto& mech = ti.contains("runtime_mechanisms") ? ti["runtime_mechanisms"] : ordered_json::object();
+    fmt::print(kRow, label.substr(0, 30), v.value("status", "?"), yes_no(mech.value("c_gen4", ordered_json())),
+               yes_no(mech.value("d_tma", ordered_json())), yes_no(ti["correct"]), number(v["candidate_us"], 1),
+               number(v["baseline_us"], 1), number(v["speedup"], 3), number(v["wall_seconds"], 1));
+    fmt::print("{}\n", extra.empty() ? "" : "  " + extra);
+  }
+  std::fflush(stdout);
+}
+
+}  // namespace ptxbench::cli

@@ -1,0 +1,33 @@
+// Options shared by the evaluating commands (eval, suite), and the verdict table they print.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "common/json_check.h"
+#include "worker/evaluator.h"
+
+namespace ptxbench::cli {
+
+struct EvalArgs {
+  std::string workload, out_dir;
+  bool json = false, feedback = false, no_sanitize = false, no_profile = false, no_time = false;
+  int repeat = 1, trials = 0, device = 0;
+  int64_t seed = -1;
+  double sanitize_timeout = 0, call_timeout = 0;
+};
+
+void add_eval_options(CLI::App* cmd, EvalArgs& a);
+EvalOptions to_eval_options(const EvalArgs& a);
+
+/// Prints one verdict as --json (a line), --feedback (text) or a table row; stores it under --out.
+class VerdictPrinter {
+ public:
+  VerdictPrinter(const EvalArgs& a, std::string extra_header = "");
+  void print(const std::string& label, const ordered_json& verdict, const std::string& extra = "");
+
+ private:
+  const EvalArgs& m_args;
+};
+
+}  // namespace ptxbench::cli

@@ -1,0 +1,101 @@
+#include "suite/candidate_suite.h"
+
+#include "common/error.h"
+
+namespace ptxbench {
+namespace {
+
+std::optional<bool> optional_bool(const JsonChecker& check, const ordered_json& j, const std::string& path,
+                                  const char* key) {
+  if (!j.contains(key) || j[key].is_null()) return std::nullopt;
+  if (!j[key].is_boolean()) check.fail(JsonChecker::join(path, key), "expected true, false or null");
+  return j[key].get<bool>();
+}
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto pos = text.find(what); pos != std::string::npos; pos = text.find(what, pos + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+CandidateSuite load_suite(const fs::path& suite_file) {
+  JsonChecker check(suite_file.string());
+  ordered_json j = check.parse(read_file(suite_file));
+  check.only_fields(j, "", {"definition", "description", "cases"});
+  CandidateSuite suite;
+  suite.definition = check.string_field(j, "", "definition");
+  suite.description = check.optional_string(j, "", "description", "");
+  const auto& cases = check.member(j, "", "cases");
+  if (!cases.is_array() || cases.empty()) check.fail("cases", "expected a non-empty array");
+  fs::path dir = suite_file.parent_path();
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    std::string path = "cases[" + std::to_string(i) + "]";
+    const auto& c = cases[i];
+    check.only_fields(c, path, {"name", "description", "file", "base", "edits", "expect"});
+    SuiteCase out;
+    out.name = check.string_field(c, path, "name");
+    out.description = check.optional_string(c, path, "description", "");
+    bool has_file = c.contains("file"), has_base = c.contains("base");
+    if (has_file == has_base) check.fail(path, "give exactly one of \"file\" and \"base\"");
+    if (has_file) {
+      out.origin = check.string_field(c, path, "file");
+      out.source = read_file(dir / out.origin);
+      if (c.contains("edits")) check.fail(path + ".edits", "edits apply to a \"base\", not a \"file\"");
+    } else {
+      std::string base = check.string_field(c, path, "base");
+      std::string text = read_file(dir / base);
+      const auto& edits = check.member(c, path, "edits");
+      if (!edits.is_array() || edits.empty()) check.fail(path + ".edits", "expected a non-empty array");
+      for (std::size_t e = 0; e < edits.size(); ++e) {
+        std::string epath = path + ".edits[" + std::to_string(e) + "]";
+        check.only_fields(edits[e], epath, {"find", "replace"});
+        std::string find = check.string_field(edits[e], epath, "find");
+        std::string replace = check.string_field(edits[e], epath, "replace");
+        std::size_t n = count_of(text, find);
+        if (n != 1) check.fail(epath + ".find", "matches " + std::to_string(n) + " times in " + base + "; it must match once");
+        text.replace(text.find(find), find.size(), replace);
+      }
+      out.origin = base + " + " + std::to_string(edits.size()) + (edits.size() == 1 ? " edit" : " edits");
+      out.source = "// ptxbench suite case " + out.name + " (" + out.origin + "): " + out.description + "\n" + text;
+    }
+    const auto& e = check.member(c, path, "expect");
+    std::string epath = path + ".expect";
+    check.only_fields(e, epath, {"status", "static_hgmma", "c_gen4", "d_tma"});
+    out.expect.status = check.string_field(e, epath, "status");
+    out.expect.static_hgmma = optional_bool(check, e, epath, "static_hgmma");
+    out.expect.c_gen4 = optional_bool(check, e, epath, "c_gen4");
+    out.expect.d_tma = optional_bool(check, e, epath, "d_tma");
+    for (const auto& other : suite.cases)
+      if (other.name == out.name) check.fail(path + ".name", "case name '" + out.name + "' used twice");
+    suite.cases.push_back(std::move(out));
+  }
+  return suite;
+}
+
+std::vector<std::string> expectation_mismatches(const SuiteExpectation& expect, const ordered_json& v) {
+  std::vector<std::string> out;
+  std::string status = v.value("status", "");
+  if (status != expect.status) out.push_back("status " + status + ", expected " + expect.status);
+  const auto& stages = v.contains("stages") ? v["stages"] : ordered_json::object();
+  if (expect.static_hgmma && stages.contains("static_sass") && stages["static_sass"].value("available", false)) {
+    bool has = stages["static_sass"].value("gmma", 0LL) > 0;
+    if (has != *expect.static_hgmma) out.push_back(std::string("static HGMMA ") + (has ? "present" : "absent"));
+  }
+  if (status == "PASSED" && expect.status == "PASSED") {
+    const auto& ti = v["target_instruction"];
+    const auto& m = ti.contains("runtime_mechanisms") ? ti["runtime_mechanisms"] : ordered_json::object();
+    auto check = [&](const std::optional<bool>& want, const char* key, const char* label) {
+      if (!want) return;
+      if (!m.contains(key)) out.push_back(std::string(label) + " not measured");
+      else if (m[key].get<bool>() != *want)
+        out.push_back(std::string(label) + (m[key].get<bool>() ? " executed" : " not executed"));
+    };
+    check(expect.c_gen4, "c_gen4", "C_Gen4 (wgmma)");
+    check(expect.d_tma, "d_tma", "D_TMA");
+  }
+  return out;
+}
+
+}  // namespace ptxbench

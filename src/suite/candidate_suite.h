@@ -1,0 +1,43 @@
+// A candidate suite: kernels with the verdict the evaluator must give each (the fixtures now, the
+// calibration set later). Cases are files, or exact edits of a base file so that a broken variant
+// states its bug in a few lines instead of copying a whole kernel.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/fs.h"
+#include "common/json_check.h"
+
+namespace ptxbench {
+
+struct SuiteExpectation {
+  std::string status;
+  std::optional<bool> static_hgmma;  ///< HGMMA present in the static SASS
+  std::optional<bool> c_gen4;        ///< wgmma executed (PASSED verdicts)
+  std::optional<bool> d_tma;         ///< bulk tensor copies executed (PASSED verdicts)
+};
+
+struct SuiteCase {
+  std::string name;
+  std::string description;
+  std::string origin;  ///< "simt_tiled_gemm.cu" or "simt_tiled_gemm.cu + 2 edits"
+  std::string source;  ///< the materialized, self-contained candidate
+  SuiteExpectation expect;
+};
+
+struct CandidateSuite {
+  std::string definition;
+  std::string description;
+  std::vector<SuiteCase> cases;
+};
+
+/// Loads a suite file and materializes every case; InputError names the file, the case and the
+/// field (an edit that matches zero or several times is an error).
+CandidateSuite load_suite(const fs::path& suite_file);
+
+/// What in `verdict` (a verdict document) differs from the expectation; empty when it matches.
+std::vector<std::string> expectation_mismatches(const SuiteExpectation& expect, const ordered_json& verdict);
+
+}  // namespace ptxbench
