@@ -11,6 +11,16 @@ struct Window {
   uint64_t begin, end;
 };
 
+// The candidate's own return code first, then what the device says after the synchronize.
+void check_call(int rc, cudaError_t sync) {
+  if (rc != 0)
+    throw CallFailure(rc, std::string("returned ") + std::to_string(rc) + " (" +
+                              cudaGetErrorName(static_cast<cudaError_t>(rc)) + ")");
+  if (sync != cudaSuccess)
+    throw CallFailure(sync, std::string("the device reported ") + cudaGetErrorName(sync) + ": " +
+                                cudaGetErrorString(sync));
+}
+
 Window timed_call(const TimedTarget& target, L2Flusher& flusher, cudaStream_t stream) {
   if (target.poison) target.poison(stream);
   flusher.flush(stream);
@@ -19,12 +29,7 @@ Window timed_call(const TimedTarget& target, L2Flusher& flusher, cudaStream_t st
   int rc = target.call(stream);
   cudaError_t sync = cudaDeviceSynchronize();
   w.end = ActivityRecorder::now_ns();
-  if (rc != 0)
-    throw CallFailure(rc, std::string("returned ") + std::to_string(rc) + " (" +
-                              cudaGetErrorName(static_cast<cudaError_t>(rc)) + ")");
-  if (sync != cudaSuccess)
-    throw CallFailure(sync, std::string("the device reported ") + cudaGetErrorName(sync) + ": " +
-                                cudaGetErrorString(sync));
+  check_call(rc, sync);
   return w;
 }
 
@@ -33,13 +38,7 @@ Window timed_call(const TimedTarget& target, L2Flusher& flusher, cudaStream_t st
 void run_checked_call(const TimedTarget& target, cudaStream_t stream) {
   if (target.poison) target.poison(stream);
   int rc = target.call(stream);
-  cudaError_t sync = cudaDeviceSynchronize();
-  if (rc != 0)
-    throw CallFailure(rc, std::string("returned ") + std::to_string(rc) + " (" +
-                              cudaGetErrorName(static_cast<cudaError_t>(rc)) + ")");
-  if (sync != cudaSuccess)
-    throw CallFailure(sync, std::string("the device reported ") + cudaGetErrorName(sync) + ": " +
-                                cudaGetErrorString(sync));
+  check_call(rc, cudaDeviceSynchronize());
 }
 
 void append_timing(TrialTiming& into, const TrialTiming& part) {

@@ -14,24 +14,13 @@
 #include "gpu/device_buffer.h"
 #include "gpu/random_fill.h"
 #include "gpu/trial_timer.h"
+#include "ops/operator.h"
 #include "runner/candidate_library.h"
 #include "common/control_channel.h"
 #include "runner/tensor_wire.h"
 
 namespace ptxbench {
 namespace {
-
-ptxb_tensor make_view(void* data, const TensorSpec& s) {
-  ptxb_tensor t{};
-  t.data = data;
-  t.dtype = static_cast<int32_t>(s.dtype);
-  t.ndim = static_cast<int32_t>(s.shape.size());
-  for (std::size_t i = 0; i < s.shape.size(); ++i) {
-    t.shape[i] = s.shape[i];
-    t.stride[i] = s.strides[i];
-  }
-  return t;
-}
 
 struct Session {
   std::unique_ptr<CandidateLibrary> library;
@@ -59,7 +48,7 @@ struct Session {
   }
 
   void add_tensor(void* data, const TensorSpec& spec) {
-    args.push_back(make_view(data, spec));
+    args.push_back(DeviceTensor{data, spec}.view());
     if (spec.is_output) outputs.emplace_back(data, spec.bytes());
   }
 };

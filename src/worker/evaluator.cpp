@@ -117,19 +117,23 @@ WorkloadState& Evaluator::state_for(const ResolvedWorkload& w) {
   return *(m_states[key] = std::move(state));
 }
 
-Verdict Evaluator::evaluate_source(const std::string& definition, const std::string& workload,
-                                   const std::string& source) {
-  auto start = std::chrono::steady_clock::now();
+void Evaluator::begin(Context& c, const std::string& definition, const std::string& workload) const {
   const Definition& def = m_catalog.definition(definition);
   const Workload& w = workload.empty() ? m_catalog.default_workload(definition) : m_catalog.find_workload(definition, workload);
   (void)make_operator(def.op_type);  // an unsupported op is the caller's error, not a verdict
-  Context c;
   c.workload = resolve_workload(def, w);
   c.v.started_at = utc_now_iso8601();
   c.v.definition = def.name;
   c.v.workload_uuid = w.uuid;
   c.v.workload_label = w.label(def);
   c.v.arch = m_options.compile.arch;
+}
+
+Verdict Evaluator::evaluate_source(const std::string& definition, const std::string& workload,
+                                   const std::string& source) {
+  auto start = std::chrono::steady_clock::now();
+  Context c;
+  begin(c, definition, workload);
 
   CompileResult compiled = m_compiler.compile(source);
   c.v.stages["compile"] = to_json(compiled);
@@ -155,15 +159,8 @@ Verdict Evaluator::evaluate_source(const std::string& definition, const std::str
 Verdict Evaluator::evaluate_trusted_library(const std::string& definition, const std::string& workload,
                                             const fs::path& library) {
   auto start = std::chrono::steady_clock::now();
-  const Definition& def = m_catalog.definition(definition);
-  const Workload& w = workload.empty() ? m_catalog.default_workload(definition) : m_catalog.find_workload(definition, workload);
   Context c;
-  c.workload = resolve_workload(def, w);
-  c.v.started_at = utc_now_iso8601();
-  c.v.definition = def.name;
-  c.v.workload_uuid = w.uuid;
-  c.v.workload_label = w.label(def);
-  c.v.arch = m_options.compile.arch;
+  begin(c, definition, workload);
   c.v.stages["compile"] = {{"status", "ok"}, {"message", "trusted prebuilt library " + library.string()}};
   c.library = fs::absolute(library);
   c.trusted = true;

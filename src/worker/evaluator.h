@@ -59,6 +59,8 @@ class Evaluator {
 
  private:
   struct Context;
+  /// Resolves the workload (InputError for unknown names) and fills the verdict's header.
+  void begin(Context& c, const std::string& definition, const std::string& workload) const;
   Verdict run_stages(Context& c);
   bool stage_sanitize(Context& c);
   bool stage_correctness(Context& c);
