@@ -21,8 +21,11 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
   --format=csv > "$OUT/gpu.txt" 2>&1
 git rev-parse HEAD >> "$OUT/gpu.txt" 2>/dev/null
 
-log "reference and baseline tests"
-timeout -s KILL 120 "$BIN/ptxbench_gpu_tests" --gtest_filter='RandomFill*:GemmReference*:Baseline*' 2>&1 | tee "$OUT/gpu_tests.log" | tail -3
+log "reference, baseline, pack template and expert tests"
+timeout -s KILL 180 "$BIN/ptxbench_gpu_tests" --gtest_filter='RandomFill*:GemmReference*:Baseline*:Sm90Templates*:FixtureVerdicts.Expert*' 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[fixture\]|OK \]|FAILED|Failure|Expected|Which is|actual|PASSED"
+log "expert GEMM: one full evaluation, then 3 timing-only evaluations"
+timeout -s KILL 200 "$BIN/ptxbench" eval $def knowledge/hopper/experts/gemm_n7168_k5120.cu --json > "$OUT/expert.jsonl" 2>>"$OUT/bench.log"
+timeout -s KILL 200 "$BIN/ptxbench" eval $def knowledge/hopper/experts/gemm_n7168_k5120.cu --repeat 3 --no-sanitize --no-profile --json >> "$OUT/expert.jsonl" 2>>"$OUT/bench.log"
 
 log "A/A: cuBLASLt evaluated against itself (through the runner)"
 timeout -s KILL 120 "$BIN/ptxbench" eval $def --builtin cublaslt --repeat 3 --no-sanitize --no-profile --seed 1 --json > "$OUT/bench.jsonl" 2>>"$OUT/bench.log"
@@ -33,6 +36,7 @@ start=$(date +%s%N)
 timeout -s KILL 120 "$BIN/ptxbench" eval $def tests/fixtures/gemm/wgmma_tma_gemm.cu --json >> "$OUT/bench.jsonl" 2>>"$OUT/bench.log"
 end=$(date +%s%N)
 log "full eval wall seconds: $(( (end - start) / 1000000 )) ms"
+cat "$OUT/expert.jsonl" >> "$OUT/bench.jsonl"
 python3 - "$OUT/bench.jsonl" <<'PY' | tee -a "$OUT/bench.log"
 import json, sys
 for line in open(sys.argv[1]):
@@ -42,6 +46,7 @@ for line in open(sys.argv[1]):
           f'speedup {v["speedup"] or 0:.4f}  spread {t.get("speedup_spread", 0):.4f}  '
           f'base TFLOP/s {t.get("baseline_tflops", 0):.0f}  cand TFLOP/s {t.get("candidate_tflops", 0):.0f}  wall {v["wall_seconds"]:.1f}s  {v["message"][:80]}')
 PY
+for c in .devcarry/extra/*.cubin; do [ -f "$c" ] && cuobjdump -sass "$c" > "$OUT/$(basename "$c" .cubin).sass.txt" 2>&1; done
 cubin=$(ls -d "$PTXBENCH_CACHE_DIR"/*/*/candidate.cubin 2>/dev/null | head -50 | while read c; do grep -l wgmma_tma "$(dirname "$c")/candidate.cu" >/dev/null 2>&1 && echo "$c"; done | head -1)
 [ -n "$cubin" ] && cuobjdump -sass "$cubin" > "$OUT/wgmma_tma_sass.txt" 2>&1
 

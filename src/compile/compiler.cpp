@@ -1,5 +1,6 @@
 #include "compile/compiler.h"
 
+#include <algorithm>
 #include <chrono>
 #include <sstream>
 
@@ -37,8 +38,8 @@ fs::path find_with_extension(const fs::path& dir, const std::string& ext, const 
 }  // namespace
 
 ArchTarget arch_target(const std::string& name) {
-  if (name == "sm_90a") return {name, "arch=compute_90a,code=sm_90a"};
-  if (name == "sm_100a") return {name, "arch=compute_100a,code=sm_100a"};
+  if (name == "sm_90a") return {name, "arch=compute_90a,code=sm_90a", "hopper"};
+  if (name == "sm_100a") return {name, "arch=compute_100a,code=sm_100a", "blackwell"};
   throw InputError(kLib, "unknown target architecture '" + name + "' (sm_90a, sm_100a)");
 }
 
@@ -58,6 +59,7 @@ Compiler::Compiler(CompileOptions options) : m_options(std::move(options)) {
   if (m_options.cache_dir.empty()) m_options.cache_dir = cache_root() / "compile";
   m_nvcc = find_cuda_tool("nvcc");
   m_abi_dir = data_root() / "knowledge" / "abi";
+  m_pack_include = data_root() / "knowledge" / arch_target(m_options.arch).pack / "include";
 }
 
 const std::string& Compiler::nvcc_version() const {
@@ -76,7 +78,7 @@ std::vector<std::string> Compiler::flags(const fs::path& keep_dir) const {
   ArchTarget t = arch_target(m_options.arch);
   std::vector<std::string> f = {"-gencode", t.gencode, "-O3", "-std=c++17", "-lineinfo",
                                 "-Xptxas", "-v", "-shared", "-Xcompiler", "-fPIC",
-                                "--cudart", "shared", "-I" + m_abi_dir.string()};
+                                "--cudart", "shared", "-I" + m_abi_dir.string(), "-I" + m_pack_include.string()};
   if (!keep_dir.empty()) {
     f.push_back("--keep");
     f.push_back("--keep-dir");
@@ -122,8 +124,17 @@ CompileResult Compiler::compile(const std::string& source) const {
   r.nvcc_version = nvcc_version();
   Sha256 h;
   h.field("ptxbench-compile-v1").field(r.nvcc_version);
-  for (const auto& f : flags({})) h.field(f.rfind("-I", 0) == 0 ? std::string("-I<abi>") : f);
-  h.field(read_file(m_abi_dir / "ptxbench_abi.h")).field(source);
+  // Include folders enter the key by content, not by where this checkout happens to live.
+  for (const auto& f : flags({})) h.field(f.rfind("-I", 0) == 0 ? std::string("-I<dir>") : f);
+  h.field(read_file(m_abi_dir / "ptxbench_abi.h"));
+  if (fs::is_directory(m_pack_include)) {
+    std::vector<fs::path> headers;
+    for (const auto& e : fs::recursive_directory_iterator(m_pack_include))
+      if (e.is_regular_file()) headers.push_back(e.path());
+    std::sort(headers.begin(), headers.end());
+    for (const auto& p : headers) h.field(fs::relative(p, m_pack_include).string()).field(read_file(p));
+  }
+  h.field(source);
   r.key = h.hex_digest();
   fs::path final_dir = m_options.cache_dir / r.key.substr(0, 2) / r.key;
   r.dir = final_dir;

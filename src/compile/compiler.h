@@ -19,6 +19,7 @@ namespace ptxbench {
 struct ArchTarget {
   std::string name;
   std::string gencode;  ///< "arch=compute_90a,code=sm_90a"
+  std::string pack;     ///< knowledge pack folder: "hopper", "blackwell"
 };
 /// Throws InputError for an unknown name.
 ArchTarget arch_target(const std::string& name);
@@ -74,6 +75,7 @@ class Compiler {
   CompileOptions m_options;
   std::string m_nvcc;
   fs::path m_abi_dir;
+  fs::path m_pack_include;  ///< knowledge/<pack>/include: the PTX templates candidates may include
   mutable std::string m_nvcc_version;
 };
 
