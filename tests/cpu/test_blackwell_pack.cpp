@@ -67,31 +67,45 @@ const nlohmann::json* at_path(const nlohmann::json& root, const std::string& dot
 TEST(BlackwellPack, B200ParamsHaveRequiredFields) {
   const nlohmann::json p = nlohmann::json::parse(read_file(kPack / "params" / "b200.json"));
   for (const char* field :
-       {"arch", "gpu", "compute_capability", "ptx_target", "sm_count", "clocks_mhz.boost", "tensor_dense_tflops.bf16",
-        "tensor_dense_tflops.fp8", "tensor_dense_flop_per_clock_per_sm.bf16", "smem.max_per_sm_bytes",
-        "smem.max_per_block_bytes", "tmem.lanes", "tmem.columns", "tmem.cell_bits", "tmem.bytes_per_sm", "l2_bytes",
-        "hbm.capacity_gb_physical", "hbm.bandwidth_tb_s", "cluster.max_ctas_portable", "cluster.max_ctas_nonportable",
-        "estimates", "notes"}) {
+       {"schema", "schema_version", "gpu", "arch", "compute_capability", "nvcc_target", "notes", "estimates",
+        "compute.sm_count", "clocks.max_boost_mhz", "throughput_dense.bf16_tensor_tflops",
+        "throughput_dense.fp8_tensor_tflops", "throughput_dense.per_sm_per_clock.bf16_tensor_flop",
+        "memory.hbm_capacity_gb", "memory.hbm_bandwidth_tb_s", "memory.l2_bytes", "sm_resources.smem_per_sm_bytes",
+        "sm_resources.smem_per_block_optin_bytes", "cluster.max_portable_size", "cluster.max_nonportable_size",
+        "tmem.lanes", "tmem.columns", "tmem.cell_bits", "tmem.bytes_per_sm", "tcgen05.mma_k.kind_f16"}) {
     EXPECT_NE(at_path(p, field), nullptr) << "missing field " << field;
   }
+  EXPECT_EQ(p["schema"], "ptxbench.arch_params");  // same schema as the Hopper pack's h100/h200.json
   EXPECT_EQ(p["arch"], "blackwell");
-  EXPECT_EQ(p["ptx_target"], "sm_100a");
-  EXPECT_EQ(p["sm_count"].get<int>(), 148);
+  EXPECT_EQ(p["compute_capability"], "10.0");
+  EXPECT_EQ(p["compute"]["sm_count"].get<int>(), 148);
   EXPECT_EQ(p["tmem"]["lanes"].get<int>(), 128);
   EXPECT_EQ(p["tmem"]["columns"].get<int>(), 512);
   EXPECT_EQ(p["tmem"]["cell_bits"].get<int>(), 32);
   EXPECT_EQ(p["tmem"]["bytes_per_sm"].get<long>(), 128L * 512L * 4L);
-  EXPECT_DOUBLE_EQ(p["tensor_dense_tflops"]["fp8"].get<double>(), 2 * p["tensor_dense_tflops"]["bf16"].get<double>());
-  EXPECT_LE(p["smem"]["max_per_block_bytes"].get<long>(), p["smem"]["max_per_sm_bytes"].get<long>());
-  EXPECT_GT(p["l2_bytes"].get<long>(), 0);
-  EXPECT_GT(p["hbm"]["bandwidth_tb_s"].get<double>(), 0.0);
-  // Every estimate names a real field, and the notes cite the kinds of sources used.
+  EXPECT_EQ(p["tcgen05"]["mma_k"]["kind_f16"].get<int>(), 16);
+  const auto& t = p["throughput_dense"];
+  EXPECT_DOUBLE_EQ(t["fp8_tensor_tflops"].get<double>(), 2 * t["bf16_tensor_tflops"].get<double>());
+  // The per-SM rate, SM count and reference clock must reproduce the datasheet rate (within 1%).
+  const double derived = p["compute"]["sm_count"].get<double>() *
+                         t["per_sm_per_clock"]["bf16_tensor_flop"].get<double>() *
+                         p["clocks"]["tensor_peak_reference_mhz"].get<double>() * 1e6 / 1e12;
+  EXPECT_NEAR(derived / t["bf16_tensor_tflops"].get<double>(), 1.0, 0.01);
+  const auto& smem = p["sm_resources"];
+  EXPECT_LE(smem["smem_per_block_optin_bytes"].get<long>(), smem["smem_per_sm_bytes"].get<long>());
+  EXPECT_GT(p["memory"]["l2_bytes"].get<long>(), 0);
+  EXPECT_GT(p["memory"]["hbm_bandwidth_tb_s"].get<double>(), 0.0);
+  // Every estimate names a real field; every section cites its source; the notes name the source kinds.
   for (const auto& e : p["estimates"]) EXPECT_NE(at_path(p, e.get<std::string>()), nullptr) << e;
-  std::string notes;
-  for (const auto& n : p["notes"]) notes += n.get<std::string>() + "\n";
-  EXPECT_NE(notes.find("Datasheet"), std::string::npos);
-  EXPECT_NE(notes.find("hitepaper"), std::string::npos);
-  EXPECT_NE(notes.find("Estimate"), std::string::npos);
+  for (const auto& [key, section] : p.items()) {
+    if (section.is_object() && key != "measured") {
+      EXPECT_TRUE(section.contains("source")) << key << " has no source";
+    }
+  }
+  const std::string notes = p["notes"].get<std::string>();
+  EXPECT_NE(notes.find("datasheet"), std::string::npos);
+  EXPECT_NE(notes.find("whitepaper"), std::string::npos);
+  EXPECT_NE(notes.find("estimates"), std::string::npos);
 }
 
 TEST(BlackwellPack, EveryHeaderCompilesAloneForSm100a) {

@@ -66,3 +66,20 @@ TEST(NcuReport, PredicatedOffInstructionsDoNotCount) {
   EXPECT_EQ(none.foreign_kernels, std::vector<std::string>{"_Z4predPfi"});
   EXPECT_FALSE(parse_ncu_csv("==PROF== nothing", {}, "").available);
 }
+
+// cuobjdump of knowledge/blackwell/examples/sm100_tcgen05_sample.cu, built for sm_100a here and
+// disassembled on the H200 host (cuobjdump reads any architecture): the static Blackwell checks.
+TEST(SassListing, BlackwellSampleShowsTcgen05Mechanisms) {
+  auto per = parse_sass_listing(read_file(std::string(PTXBENCH_TEST_DATA) + "/data/sm100_tcgen05_sample.sass.txt"));
+  ASSERT_EQ(per.size(), 1u);
+  const OpcodeCounts& k = per.begin()->second;
+  EXPECT_GT(k.at("UTCHMMA"), 0);
+  EXPECT_GT(k.at("LDTM"), 0);
+  EXPECT_GT(k.at("STTM"), 0);
+  EXPECT_GT(k.at("UTCCP"), 0);
+  Mechanisms m = mechanisms_from(k);
+  EXPECT_TRUE(m.c_gen5);
+  EXPECT_TRUE(m.d_tmem);
+  EXPECT_FALSE(m.c_gen4);
+  EXPECT_GT(family_count(k, "TCGEN05"), 5);
+}

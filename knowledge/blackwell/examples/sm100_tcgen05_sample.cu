@@ -1,5 +1,5 @@
-// ptxb Blackwell sample: the whole tcgen05 life cycle in one CTA, for reading and for sample SASS
-// (cuobjdump -sass shows UTCHMMA / LDTM / STTM / UTCCP / UTCBAR-style opcodes for the checks).
+// ptxb Blackwell sample: the whole tcgen05 life cycle in one CTA, for reading and as the source of
+// sample SASS (cuobjdump -sass) for the tensor-core / tensor-memory instruction checks.
 //
 //   C[128 x 64] (fp32) = A[128 x 16] (bf16, row-major) * B[64 x 16]^T (bf16, row-major = K-major)
 //

@@ -43,8 +43,8 @@ __device__ __forceinline__ void tcgen05_dealloc(uint32_t taddr) {
   asm volatile("tcgen05.dealloc.cta_group::1.sync.aligned.b32 %0, %1;" ::"r"(taddr), "r"(NCols) : "memory");
 }
 
-/// @brief Give up this CTA's right to allocate TMEM (lets other resident CTAs allocate without waiting).
-/// One whole warp, after this CTA's last tcgen05_alloc; allocating afterwards is illegal.
+/// @brief Declare that this CTA will not allocate TMEM again (lets the hardware grant columns to other
+/// CTAs on the SM). One whole warp, after this CTA's last tcgen05_alloc; allocating afterwards is illegal.
 __device__ __forceinline__ void tcgen05_relinquish_alloc_permit() {
   asm volatile("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;" ::: "memory");
 }
