@@ -146,36 +146,57 @@ __global__ void k_cluster(const __grid_constant__ CUtensorMap map, uint16_t* out
 
 // ---- wgmma ----------------------------------------------------------------------------------------
 
-// A (64×64) and B (N×64) tiles by TMA with the 128B swizzle; C = A·Bᵀ through 4 k16 steps.
-template <int N>
-__global__ void __launch_bounds__(128, 1)
-k_wgmma_ss(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, float* out) {
-  extern __shared__ uint8_t raw[];
-  uint8_t* a = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
-  uint8_t* b = a + 64 * 128;
-  __shared__ __align__(8) uint64_t bar;
+// Shared by the wgmma kernels: a 1024-aligned operand area, one barrier, TMA loads of the tiles
+// (a map may be null), and the accumulators written back through accumulator_row/col.
+__device__ uint8_t* aligned_smem(uint8_t* raw) {
+  return reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
+}
+
+__device__ void load_tiles(uint64_t* bar, uint8_t* a, const CUtensorMap* map_a, uint32_t a_bytes, uint8_t* b,
+                           const CUtensorMap* map_b, uint32_t b_bytes) {
   if (threadIdx.x == 0) {
-    ptxb::mbarrier_init(&bar, 1);
+    ptxb::mbarrier_init(bar, 1);
     ptxb::fence_mbarrier_init();
   }
   __syncthreads();
   if (threadIdx.x == 0) {
-    ptxb::mbarrier_arrive_expect_tx(&bar, (64 + N) * 128);
-    ptxb::tma_load_2d(a, &map_a, &bar, 0, 0);
-    ptxb::tma_load_2d(b, &map_b, &bar, 0, 0);
+    ptxb::mbarrier_arrive_expect_tx(bar, a_bytes + b_bytes);
+    if (map_a) ptxb::tma_load_2d(a, map_a, bar, 0, 0);
+    ptxb::tma_load_2d(b, map_b, bar, 0, 0);
   }
-  ptxb::mbarrier_wait_parity(&bar, 0);
-  float acc[N / 2];
-  ptxb::wgmma_fence();
-#pragma unroll
-  for (int k = 0; k < 4; ++k)
-    ptxb::wgmma_m64k16_bf16<N>(acc, ptxb::make_smem_desc(a + 32 * k, 16, 1024, ptxb::Swizzle::b128),
-                               ptxb::make_smem_desc(b + 32 * k, 16, 1024, ptxb::Swizzle::b128), k > 0);
+  ptxb::mbarrier_wait_parity(bar, 0);
+}
+
+template <int N>
+__device__ void store_accumulators(float (&acc)[N / 2], float* out) {
   ptxb::wgmma_commit_group();
   ptxb::wgmma_wait_group<0>();
   ptxb::wgmma_fence_registers(acc);
   for (int i = 0; i < N / 2; ++i)
     out[ptxb::accumulator_row(i, threadIdx.x) * N + ptxb::accumulator_col(i, threadIdx.x)] = acc[i];
+}
+
+// A (64×64) by TMA with the 128B swizzle; B either N×64 K-major (a k16 step is 32 bytes along the
+// row) or, TransB, 64×N MN-major = Bᵀ stored [k][n] (a k16 step is 16 rows = 2048 bytes; the LBO
+// of 8192 B would separate 64-wide N panels). C = A·B through 4 k16 steps.
+template <int N, bool TransB>
+__global__ void __launch_bounds__(128, 1)
+k_wgmma_ss(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, float* out) {
+  extern __shared__ uint8_t raw[];
+  __shared__ __align__(8) uint64_t bar;
+  uint8_t* a = aligned_smem(raw);
+  uint8_t* b = a + 64 * 128;
+  load_tiles(&bar, a, &map_a, 64 * 128, b, &map_b, N * 128);
+  float acc[N / 2];
+  ptxb::wgmma_fence();
+#pragma unroll
+  for (int k = 0; k < 4; ++k)
+    ptxb::wgmma_m64k16_bf16<N, false, TransB>(
+        acc, ptxb::make_smem_desc(a + 32 * k, 16, 1024, ptxb::Swizzle::b128),
+        TransB ? ptxb::make_smem_desc(b + 2048 * k, 8192, 1024, ptxb::Swizzle::b128)
+               : ptxb::make_smem_desc(b + 32 * k, 16, 1024, ptxb::Swizzle::b128),
+        k > 0);
+  store_accumulators<N>(acc, out);
 }
 
 // A from registers (fragment layout of wgmma_m64k16_bf16_rs), B N×64 by TMA.
@@ -183,67 +204,22 @@ __global__ void __launch_bounds__(128, 1)
 k_wgmma_rs(const __nv_bfloat16* A, const __grid_constant__ CUtensorMap map_b, float* out) {
   constexpr int N = 64;
   extern __shared__ uint8_t raw[];
-  uint8_t* b = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
   __shared__ __align__(8) uint64_t bar;
-  if (threadIdx.x == 0) {
-    ptxb::mbarrier_init(&bar, 1);
-    ptxb::fence_mbarrier_init();
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    ptxb::mbarrier_arrive_expect_tx(&bar, N * 128);
-    ptxb::tma_load_2d(b, &map_b, &bar, 0, 0);
-  }
-  ptxb::mbarrier_wait_parity(&bar, 0);
+  uint8_t* b = aligned_smem(raw);
+  load_tiles(&bar, nullptr, nullptr, 0, b, &map_b, N * 128);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, r = 16 * warp + lane / 4, c = 2 * (lane % 4);
-  auto at = [&](int row, int col) { return __bfloat162float(A[row * kCols + col]); };
+  auto pair = [&](int row, int col) {
+    return ptxb::pack_bf16x2(__bfloat162float(A[row * kCols + col]), __bfloat162float(A[row * kCols + col + 1]));
+  };
   float acc[N / 2];
   ptxb::wgmma_fence();
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     const int k0 = 16 * k;
-    uint32_t a[4] = {ptxb::pack_bf16x2(at(r, k0 + c), at(r, k0 + c + 1)), ptxb::pack_bf16x2(at(r + 8, k0 + c), at(r + 8, k0 + c + 1)),
-                     ptxb::pack_bf16x2(at(r, k0 + c + 8), at(r, k0 + c + 9)),
-                     ptxb::pack_bf16x2(at(r + 8, k0 + c + 8), at(r + 8, k0 + c + 9))};
+    uint32_t a[4] = {pair(r, k0 + c), pair(r + 8, k0 + c), pair(r, k0 + c + 8), pair(r + 8, k0 + c + 8)};
     ptxb::wgmma_m64k16_bf16_rs<N>(acc, a, ptxb::make_smem_desc(b + 32 * k, 16, 1024, ptxb::Swizzle::b128), k > 0);
   }
-  ptxb::wgmma_commit_group();
-  ptxb::wgmma_wait_group<0>();
-  ptxb::wgmma_fence_registers(acc);
-  for (int i = 0; i < N / 2; ++i)
-    out[ptxb::accumulator_row(i, threadIdx.x) * N + ptxb::accumulator_col(i, threadIdx.x)] = acc[i];
-}
-
-// B given transposed (MN-major): Bt[k][n], 64×64, 128B swizzle; a k16 step is 16 rows = 2048 bytes.
-__global__ void __launch_bounds__(128, 1)
-k_wgmma_trans_b(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_bt, float* out) {
-  constexpr int N = 64;
-  extern __shared__ uint8_t raw[];
-  uint8_t* a = reinterpret_cast<uint8_t*>((reinterpret_cast<uintptr_t>(raw) + 1023) & ~uintptr_t(1023));
-  uint8_t* bt = a + 64 * 128;
-  __shared__ __align__(8) uint64_t bar;
-  if (threadIdx.x == 0) {
-    ptxb::mbarrier_init(&bar, 1);
-    ptxb::fence_mbarrier_init();
-  }
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    ptxb::mbarrier_arrive_expect_tx(&bar, 2 * 64 * 128);
-    ptxb::tma_load_2d(a, &map_a, &bar, 0, 0);
-    ptxb::tma_load_2d(bt, &map_bt, &bar, 0, 0);
-  }
-  ptxb::mbarrier_wait_parity(&bar, 0);
-  float acc[N / 2];
-  ptxb::wgmma_fence();
-#pragma unroll
-  for (int k = 0; k < 4; ++k)
-    ptxb::wgmma_m64k16_bf16<N, false, true>(acc, ptxb::make_smem_desc(a + 32 * k, 16, 1024, ptxb::Swizzle::b128),
-                                            ptxb::make_smem_desc(bt + 2048 * k, 8192, 1024, ptxb::Swizzle::b128), k > 0);
-  ptxb::wgmma_commit_group();
-  ptxb::wgmma_wait_group<0>();
-  ptxb::wgmma_fence_registers(acc);
-  for (int i = 0; i < N / 2; ++i)
-    out[ptxb::accumulator_row(i, threadIdx.x) * N + ptxb::accumulator_col(i, threadIdx.x)] = acc[i];
+  store_accumulators<N>(acc, out);
 }
 
 // ---- ldmatrix / stmatrix, sync helpers, setmaxnreg --------------------------------------------------
@@ -313,25 +289,33 @@ DeviceBuffer upload(const std::vector<__nv_bfloat16>& h) {
   return d;
 }
 
-template <int N>
-void check_wgmma_ss() {
-  auto ha = small_ints(64, 1), hb = small_ints(256, 2);
-  DeviceBuffer a = upload(ha), b = upload(hb), out(64 * N * 4);
-  auto ma = map_of(a.get(), 64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B);
-  auto mb = map_of(b.get(), 256, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 64, N, CU_TENSOR_MAP_SWIZZLE_128B);
-  const int smem = 1024 + (64 + N) * 128;
-  PTXB_CUDA_CALL(cudaFuncSetAttribute(k_wgmma_ss<N>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  k_wgmma_ss<N><<<1, 128, smem>>>(ma, mb, out.as<float>());
-  PTXB_CUDA_CALL(cudaDeviceSynchronize());
-  auto got = to_host<float>(out);
+// Entries of got (64×N) that differ from A·B (B given as N rows of K, or as K rows of N when `b_kn`).
+int gemm_mismatches(const std::vector<float>& got, const std::vector<__nv_bfloat16>& ha,
+                    const std::vector<__nv_bfloat16>& hb, int N, bool b_kn) {
   int bad = 0;
   for (int m = 0; m < 64; ++m)
     for (int n = 0; n < N; ++n) {
       float want = 0;
-      for (int k = 0; k < 64; ++k) want += __bfloat162float(ha[m * kCols + k]) * __bfloat162float(hb[n * kCols + k]);
+      for (int k = 0; k < 64; ++k)
+        want += __bfloat162float(ha[m * kCols + k]) * __bfloat162float(b_kn ? hb[k * kCols + n] : hb[n * kCols + k]);
       bad += got[m * N + n] != want;
     }
-  EXPECT_EQ(bad, 0) << "N=" << N;
+  return bad;
+}
+
+// TransB: B is loaded as a 64(k) × N box of a matrix stored [k][n]; N = 64 keeps one 128-byte panel.
+template <int N, bool TransB = false>
+void check_wgmma_ss() {
+  auto ha = small_ints(64, 1), hb = small_ints(256, 2);
+  DeviceBuffer a = upload(ha), b = upload(hb), out(64 * N * 4);
+  auto ma = map_of(a.get(), 64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B);
+  auto mb = TransB ? map_of(b.get(), 256, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, N, 64, CU_TENSOR_MAP_SWIZZLE_128B)
+                   : map_of(b.get(), 256, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 64, N, CU_TENSOR_MAP_SWIZZLE_128B);
+  const int smem = 1024 + (64 + N) * 128;
+  PTXB_CUDA_CALL(cudaFuncSetAttribute(k_wgmma_ss<N, TransB>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  k_wgmma_ss<N, TransB><<<1, 128, smem>>>(ma, mb, out.as<float>());
+  PTXB_CUDA_CALL(cudaDeviceSynchronize());
+  EXPECT_EQ(gemm_mismatches(to_host<float>(out), ha, hb, N, TransB), 0) << "N=" << N << " TransB=" << TransB;
 }
 
 }  // namespace
@@ -423,35 +407,10 @@ TEST_F(Sm90Templates, WgmmaWithAFromRegisters) {
   const int smem = 1024 + 64 * 128;
   k_wgmma_rs<<<1, 128, smem>>>(a.as<__nv_bfloat16>(), mb, out.as<float>());
   PTXB_CUDA_CALL(cudaDeviceSynchronize());
-  auto got = to_host<float>(out);
-  int bad = 0;
-  for (int m = 0; m < 64; ++m)
-    for (int n = 0; n < 64; ++n) {
-      float want = 0;
-      for (int k = 0; k < 64; ++k) want += __bfloat162float(ha[m * kCols + k]) * __bfloat162float(hb[n * kCols + k]);
-      bad += got[m * 64 + n] != want;
-    }
-  EXPECT_EQ(bad, 0);
+  EXPECT_EQ(gemm_mismatches(to_host<float>(out), ha, hb, 64, false), 0);
 }
 
-TEST_F(Sm90Templates, WgmmaWithTransposedB) {
-  auto ha = small_ints(64, 5), hbt = small_ints(64, 6);  // hbt[k][n]
-  DeviceBuffer a = upload(ha), bt = upload(hbt), out(64 * 64 * 4);
-  auto ma = map_of(a.get(), 64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B);
-  auto mbt = map_of(bt.get(), 64, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B);
-  const int smem = 1024 + 2 * 64 * 128;
-  k_wgmma_trans_b<<<1, 128, smem>>>(ma, mbt, out.as<float>());
-  PTXB_CUDA_CALL(cudaDeviceSynchronize());
-  auto got = to_host<float>(out);
-  int bad = 0;
-  for (int m = 0; m < 64; ++m)
-    for (int n = 0; n < 64; ++n) {
-      float want = 0;
-      for (int k = 0; k < 64; ++k) want += __bfloat162float(ha[m * kCols + k]) * __bfloat162float(hbt[k * kCols + n]);
-      bad += got[m * 64 + n] != want;
-    }
-  EXPECT_EQ(bad, 0);
-}
+TEST_F(Sm90Templates, WgmmaWithTransposedB) { check_wgmma_ss<64, true>(); }
 
 TEST_F(Sm90Templates, LdmatrixStmatrixLayoutsAndRoundTrips) {
   DeviceBuffer regs(32 * 8 * 4), trip(512 * 2);
