@@ -13,5 +13,6 @@ void register_compile(CLI::App& app, Action& action);
 void register_eval(CLI::App& app, Action& action);
 void register_suite(CLI::App& app, Action& action);
 void register_prompt(CLI::App& app, Action& action);
+void register_serve(CLI::App& app, Action& action);
 
 }  // namespace ptxbench::cli

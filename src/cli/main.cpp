@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   ptxbench::cli::register_eval(app, action);
   ptxbench::cli::register_suite(app, action);
   ptxbench::cli::register_prompt(app, action);
+  ptxbench::cli::register_serve(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -223,6 +224,7 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) {
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   PTXB_ENSURE(devnull >= 0, kLib, "cannot open /dev/null");
 
+  const pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     ::close(devnull);
@@ -230,6 +232,10 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) {
   }
   if (pid == 0) {
     if (setpgid(0, 0) != 0) child_fail(status.w, 1);
+    if (spec.die_with_parent) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(127);  // the parent died before the request took effect
+    }
     struct sigaction dfl {};
     dfl.sa_handler = SIG_DFL;
     sigaction(SIGPIPE, &dfl, nullptr);

@@ -32,6 +32,9 @@ struct ProcessSpec {
   NetworkIsolation network = NetworkIsolation::off;
   std::size_t output_cap_bytes = 1 << 20; ///< bytes kept per stream (head and tail halves)
   int control_fd = -1;                    ///< when >= 0, becomes fd 3 in the child
+  /// SIGKILL the child when the thread that started it exits (PR_SET_PDEATHSIG): runners and
+  /// workers must not outlive a killed worker or service.
+  bool die_with_parent = false;
 };
 
 struct ExitStatus {

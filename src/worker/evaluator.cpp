@@ -26,6 +26,7 @@ namespace ptxbench {
 
 // What one evaluation carries between stages.
 struct Evaluator::Context {
+  EvalOptions options;  ///< this evaluation's options (the evaluator's defaults, or the request's)
   Verdict v;
   ResolvedWorkload workload;
   WorkloadState* state = nullptr;
@@ -88,22 +89,6 @@ std::string check_message(const OutputCheck& check, int trial, const char* phase
 
 }  // namespace
 
-ordered_json EvalOptions::to_json() const {
-  return {{"device", device},
-          {"correctness_trials", correctness_trials},
-          {"tolerance", ptxbench::to_json(tolerance)},
-          {"timing", timing.to_json()},
-          {"sanitize", sanitize},
-          {"sanitize_runs", sanitize_runs},
-          {"sanitize_timeout_s", sanitize_timeout_s},
-          {"profile", profile},
-          {"profile_timeout_s", profile_timeout_s},
-          {"measure_time", measure_time},
-          {"call_timeout_s", call_timeout_s},
-          {"trial_timeout_s", trial_timeout_s},
-          {"compile_timeout_s", compile.timeout_s}};
-}
-
 Evaluator::Evaluator(const Catalog& catalog, EvalOptions options)
     : m_catalog(catalog), m_options(std::move(options)), m_compiler(m_options.compile) {}
 
@@ -117,7 +102,9 @@ WorkloadState& Evaluator::state_for(const ResolvedWorkload& w) {
   return *(m_states[key] = std::move(state));
 }
 
-void Evaluator::begin(Context& c, const std::string& definition, const std::string& workload) const {
+void Evaluator::begin(Context& c, const std::string& definition, const std::string& workload,
+                      const std::optional<EvalOptions>& options) const {
+  c.options = options ? *options : m_options;
   const Definition& def = m_catalog.definition(definition);
   const Workload& w = workload.empty() ? m_catalog.default_workload(definition) : m_catalog.find_workload(definition, workload);
   (void)make_operator(def.op_type);  // an unsupported op is the caller's error, not a verdict
@@ -130,10 +117,10 @@ void Evaluator::begin(Context& c, const std::string& definition, const std::stri
 }
 
 Verdict Evaluator::evaluate_source(const std::string& definition, const std::string& workload,
-                                   const std::string& source) {
+                                   const std::string& source, const std::optional<EvalOptions>& options) {
   auto start = std::chrono::steady_clock::now();
   Context c;
-  begin(c, definition, workload);
+  begin(c, definition, workload, options);
 
   CompileResult compiled = m_compiler.compile(source);
   c.v.stages["compile"] = to_json(compiled);
@@ -160,7 +147,7 @@ Verdict Evaluator::evaluate_trusted_library(const std::string& definition, const
                                             const fs::path& library) {
   auto start = std::chrono::steady_clock::now();
   Context c;
-  begin(c, definition, workload);
+  begin(c, definition, workload, std::nullopt);
   c.v.stages["compile"] = {{"status", "ok"}, {"message", "trusted prebuilt library " + library.string()}};
   c.library = fs::absolute(library);
   c.trusted = true;
@@ -170,24 +157,24 @@ Verdict Evaluator::evaluate_trusted_library(const std::string& definition, const
 }
 
 Verdict Evaluator::run_stages(Context& c) {
-  c.seed = m_options.seed ? *m_options.seed : std::random_device{}() * 0x100000001ull + std::random_device{}();
+  c.seed = c.options.seed ? *c.options.seed : std::random_device{}() * 0x100000001ull + std::random_device{}();
   c.v.seed = c.seed;
   try {
-    if (cuda_device_count() <= m_options.device) {
-      c.fail(Status::INFRA_ERROR, "no CUDA device " + std::to_string(m_options.device) + " on this host");
+    if (cuda_device_count() <= c.options.device) {
+      c.fail(Status::INFRA_ERROR, "no CUDA device " + std::to_string(c.options.device) + " on this host");
       return c.v;
     }
-    PTXB_CUDA_CALL(cudaSetDevice(m_options.device));
-    GpuInfo gpu = query_gpu(m_options.device);
+    PTXB_CUDA_CALL(cudaSetDevice(c.options.device));
+    GpuInfo gpu = query_gpu(c.options.device);
     c.v.environment = {{"gpu", to_json(gpu)},
                        {"ptxbench_version", PTXBENCH_VERSION},
                        {"nvcc", m_compiler.nvcc_version()},
-                       {"options", m_options.to_json()}};
+                       {"options", c.options.to_json()}};
     if (gpu.arch() != m_options.compile.arch) {
       c.fail(Status::INFRA_ERROR, "this host's GPU is " + gpu.arch() + ", the evaluation targets " + m_options.compile.arch);
       return c.v;
     }
-    c.scratch = std::make_unique<TempDir>("ptxbench-eval", m_options.scratch_root);
+    c.scratch = std::make_unique<TempDir>("ptxbench-eval", c.options.scratch_root);
     c.spec_file = c.scratch->path() / "tensors.json";
     ordered_json specs = ordered_json::array();
     for (const auto& t : c.workload.tensors) specs.push_back(to_json(t));
@@ -214,21 +201,21 @@ Verdict Evaluator::run_stages(Context& c) {
 
 bool Evaluator::stage_sanitize(Context& c) {
   ordered_json section = {{"tool", "compute-sanitizer --tool memcheck"}, {"runs", ordered_json::array()}};
-  if (!m_options.sanitize) {
+  if (!c.options.sanitize) {
     section["skipped"] = "disabled by option";
     c.v.stages["sanitize"] = section;
     return true;
   }
   std::string tool = find_cuda_tool("compute-sanitizer");
   if (tool.empty()) throw EnvironmentError("sanitize", "compute-sanitizer not found");
-  for (int run = 0; run < m_options.sanitize_runs; ++run) {
+  for (int run = 0; run < c.options.sanitize_runs; ++run) {
     uint64_t seed = derive_seed(c.seed, 100 + static_cast<uint64_t>(run));
     std::vector<std::string> argv = {tool, "--tool", "memcheck", "--error-exitcode", std::to_string(kSanitizerErrorExit),
-                                     "--print-limit", "20", "--show-backtrace", "no", runner_path(m_options),
+                                     "--print-limit", "20", "--show-backtrace", "no", runner_path(c.options),
                                      "once", "--library", c.library.string(), "--spec", c.spec_file.string(),
                                      "--seed", std::to_string(seed), "--calls", "1", "--device",
-                                     std::to_string(m_options.device)};
-    ProcessResult r = run_process(sandboxed_spec(argv, c.scratch->path(), 1 << 20), m_options.sanitize_timeout_s);
+                                     std::to_string(c.options.device)};
+    ProcessResult r = run_process(sandboxed_spec(argv, c.scratch->path(), 1 << 20), c.options.sanitize_timeout_s);
     kill_processes_mentioning(c.scratch->path().string());
     std::string report = r.out.text + r.err.text;
     section["runs"].push_back({{"seed", seed}, {"exit", r.status.describe()}, {"timed_out", r.timed_out}, {"wall_s", r.wall_s}});
@@ -236,7 +223,7 @@ bool Evaluator::stage_sanitize(Context& c) {
       section["passed"] = false;
       c.v.stages["sanitize"] = section;
       return c.fail(Status::TIMEOUT, "the candidate did not finish within " +
-                                         std::to_string(static_cast<int>(m_options.sanitize_timeout_s)) +
+                                         std::to_string(static_cast<int>(c.options.sanitize_timeout_s)) +
                                          " s under compute-sanitizer memcheck (a hang?)");
     }
     if (!r.status.success()) {
@@ -256,29 +243,29 @@ bool Evaluator::stage_sanitize(Context& c) {
 
 bool Evaluator::stage_correctness(Context& c) {
   auto record = [&](bool passed) {
-    c.v.stages["correctness"] = {{"tolerance", to_json(m_options.tolerance)},
-                                 {"trials_planned", m_options.correctness_trials},
+    c.v.stages["correctness"] = {{"tolerance", to_json(c.options.tolerance)},
+                                 {"trials_planned", c.options.correctness_trials},
                                  {"passed", passed},
                                  {"trials", c.correctness_trials}};
   };
-  RunnerLaunch launch{runner_path(m_options), m_options.device, c.scratch->path()};
-  c.session = std::make_unique<RunnerSession>(launch, m_options.startup_timeout_s);
+  RunnerLaunch launch{runner_path(c.options), c.options.device, c.scratch->path()};
+  c.session = std::make_unique<RunnerSession>(launch, c.options.startup_timeout_s);
   try {
     ordered_json tensors = ordered_json::array();
     for (const auto& t : c.state->wire_tensors()) tensors.push_back(to_json(t));
     ordered_json setup = c.session->request({{"op", "setup"},
                                              {"library", c.library.string()},
                                              {"tensors", tensors},
-                                             {"policy", m_options.timing.to_json()}},
-                                            m_options.startup_timeout_s);
+                                             {"policy", c.options.timing.to_json()}},
+                                            c.options.startup_timeout_s);
     if (!setup.value("ok", false)) {
       record(false);
       return c.fail(Status::RUNTIME_ERROR, "the runner could not set up the candidate: " + setup.value("error", std::string("?")));
     }
-    for (int trial = 1; trial <= m_options.correctness_trials; ++trial) {
+    for (int trial = 1; trial <= c.options.correctness_trials; ++trial) {
       uint64_t seed = derive_seed(c.seed, 1000 + static_cast<uint64_t>(trial));
       c.state->prepare_trial(seed);
-      ordered_json reply = c.session->request({{"op", "run"}}, m_options.call_timeout_s);
+      ordered_json reply = c.session->request({{"op", "run"}}, c.options.call_timeout_s);
       if (!reply.value("ok", false)) {
         c.correctness_trials.push_back({{"trial", trial}, {"phase", "correctness"}, {"seed", seed}, {"passed", false},
                                         {"error", reply.value("error", std::string("?"))}});
@@ -286,7 +273,7 @@ bool Evaluator::stage_correctness(Context& c) {
         return c.fail(Status::RUNTIME_ERROR, "the candidate's call failed: " + reply.value("error", std::string("?")));
       }
       c.slowest_call_us = std::max(c.slowest_call_us, reply.value("wall_us", 0.0));
-      OutputCheck check = c.state->check_candidate(m_options.tolerance);
+      OutputCheck check = c.state->check_candidate(c.options.tolerance);
       c.correctness_trials.push_back(trial_json(trial, "correctness", seed, check));
       if (!check.passed()) {
         record(false);
@@ -296,7 +283,7 @@ bool Evaluator::stage_correctness(Context& c) {
   } catch (const RunnerFault& f) {
     record(false);
     if (f.kind == RunnerFault::Kind::timeout)
-      return c.fail(Status::TIMEOUT, "a call did not finish within " + std::to_string(static_cast<int>(m_options.call_timeout_s)) +
+      return c.fail(Status::TIMEOUT, "a call did not finish within " + std::to_string(static_cast<int>(c.options.call_timeout_s)) +
                                          " s; the runner was killed");
     return c.fail(Status::RUNTIME_ERROR, std::string("the runner died during a call: ") + f.what());
   }
@@ -305,7 +292,7 @@ bool Evaluator::stage_correctness(Context& c) {
 }
 
 bool Evaluator::stage_runtime_sass(Context& c) {
-  if (!m_options.profile) {
+  if (!c.options.profile) {
     c.v.stages["runtime_sass"] = {{"available", false}, {"note", "disabled by option"}};
     return true;
   }
@@ -315,14 +302,14 @@ bool Evaluator::stage_runtime_sass(Context& c) {
   std::vector<std::string> argv = {tool, "--csv", "--log-file", log.string(), "--print-metric-instances", "details",
                                    "--print-kernel-base", "mangled", "--print-units", "base", "--clock-control", "none",
                                    "--metrics", std::string(kNcuThreadTrueMetric) + "," + kNcuWarpMetric,
-                                   runner_path(m_options), "once", "--library", c.library.string(), "--spec",
+                                   runner_path(c.options), "once", "--library", c.library.string(), "--spec",
                                    c.spec_file.string(), "--seed", std::to_string(derive_seed(c.seed, 300)), "--calls",
-                                   "1", "--device", std::to_string(m_options.device)};
-  ProcessResult r = run_process(sandboxed_spec(argv, c.scratch->path(), 1 << 20), m_options.profile_timeout_s);
+                                   "1", "--device", std::to_string(c.options.device)};
+  ProcessResult r = run_process(sandboxed_spec(argv, c.scratch->path(), 1 << 20), c.options.profile_timeout_s);
   kill_processes_mentioning(c.scratch->path().string());
   if (r.timed_out)
     return c.fail(Status::TIMEOUT, "the candidate did not finish within " +
-                                       std::to_string(static_cast<int>(m_options.profile_timeout_s)) + " s under ncu");
+                                       std::to_string(static_cast<int>(c.options.profile_timeout_s)) + " s under ncu");
   std::string text = fs::exists(log) ? read_file(log) : "";
   RuntimeSass sass = parse_ncu_csv(text, c.kernels, "ptxb_internal_");
   if (!r.status.success() || !sass.available)
@@ -335,11 +322,11 @@ bool Evaluator::stage_runtime_sass(Context& c) {
 }
 
 bool Evaluator::stage_timing(Context& c) {
-  if (!m_options.measure_time) {
+  if (!c.options.measure_time) {
     c.v.stages["timing"] = {{"skipped", "disabled by option"}};
     return true;
   }
-  const TimingPolicy& policy = m_options.timing;
+  const TimingPolicy& policy = c.options.timing;
   if (!m_flusher) m_flusher = std::make_unique<L2Flusher>(policy.l2_flush_factor);
   if (!m_recorder) m_recorder = std::make_unique<ActivityRecorder>();
   ordered_json section = {{"policy", policy.to_json()}, {"baseline", c.state->baseline_name()}};
@@ -352,7 +339,7 @@ bool Evaluator::stage_timing(Context& c) {
   };
   // One side of a trial in the runner: `warmup` then `calls` timed calls.
   auto runner_block = [&](int warmup, int calls) {
-    double budget = m_options.trial_timeout_s + 2e-6 * c.slowest_call_us * (warmup + calls);
+    double budget = c.options.trial_timeout_s + 2e-6 * c.slowest_call_us * (warmup + calls);
     ordered_json reply = c.session->request({{"op", "time"}, {"warmup", warmup}, {"calls", calls}}, budget);
     if (!reply.value("ok", false)) throw CallFailure(reply.value("code", -1), reply.value("error", std::string("?")));
     TrialTiming t;
@@ -388,11 +375,11 @@ bool Evaluator::stage_timing(Context& c) {
       return finish(Status::RUNTIME_ERROR, std::string("a timed call failed: ") + f.what());
     }
     if (trial == 1) {
-      OutputCheck bc = c.state->check_baseline(m_options.tolerance);
+      OutputCheck bc = c.state->check_baseline(c.options.tolerance);
       section["baseline_check"] = trial_json(trial, "baseline", seed, bc);
       if (!bc.passed()) throw Error("baseline", c.state->baseline_name() + " failed the correctness rule against the reference");
     }
-    OutputCheck check = c.state->check_candidate(m_options.tolerance);
+    OutputCheck check = c.state->check_candidate(c.options.tolerance);
     c.correctness_trials.push_back(trial_json(trial, "timing", seed, check));
     if (!check.passed())
       return finish(status_for_check(check), check_message(check, trial, "timing") +

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "compile/compiler.h"
+#include "worker/eval_options.h"
 #include "definitions/catalog.h"
 #include "gpu/activity_recorder.h"
 #include "gpu/l2_flush.h"
@@ -20,28 +21,6 @@
 
 namespace ptxbench {
 
-struct EvalOptions {
-  int device = 0;
-  std::optional<uint64_t> seed;  ///< unset: a random seed, recorded in the verdict
-  int correctness_trials = 3;    ///< orig: ≥ 3, fresh inputs each
-  Tolerance tolerance;
-  TimingPolicy timing;
-  bool sanitize = true;
-  int sanitize_runs = 2;  ///< orig: 2
-  double sanitize_timeout_s = 120.0;
-  bool profile = true;  ///< runtime SASS through ncu
-  double profile_timeout_s = 300.0;
-  bool measure_time = true;
-  double startup_timeout_s = 60.0;  ///< runner start, library load, IPC mapping
-  double call_timeout_s = 30.0;     ///< one correctness call
-  double trial_timeout_s = 180.0;   ///< one timing trial (warm-ups + timed calls)
-  CompileOptions compile;
-  fs::path scratch_root;    ///< empty: the system temp folder
-  std::string runner_path;  ///< empty: ptxbench-runner beside this executable
-
-  [[nodiscard]] ordered_json to_json() const;
-};
-
 class Evaluator {
  public:
   Evaluator(const Catalog& catalog, EvalOptions options);
@@ -49,7 +28,9 @@ class Evaluator {
 
   /// Evaluates candidate source for a definition (workload: uuid or "M=8192"; empty = default).
   /// Throws InputError for an unknown definition or workload; every candidate failure is a verdict.
-  Verdict evaluate_source(const std::string& definition, const std::string& workload, const std::string& source);
+  /// `options` replaces the evaluator's defaults for this evaluation (compile options excepted).
+  Verdict evaluate_source(const std::string& definition, const std::string& workload, const std::string& source,
+                          const std::optional<EvalOptions>& options = std::nullopt);
 
   /// Evaluates a trusted prebuilt library (the A/A self-test): no compile stage, no kernel-origin check.
   Verdict evaluate_trusted_library(const std::string& definition, const std::string& workload,
@@ -60,7 +41,8 @@ class Evaluator {
  private:
   struct Context;
   /// Resolves the workload (InputError for unknown names) and fills the verdict's header.
-  void begin(Context& c, const std::string& definition, const std::string& workload) const;
+  void begin(Context& c, const std::string& definition, const std::string& workload,
+             const std::optional<EvalOptions>& options) const;
   Verdict run_stages(Context& c);
   bool stage_sanitize(Context& c);
   bool stage_correctness(Context& c);

@@ -16,6 +16,7 @@ ProcessSpec sandboxed_spec(const std::vector<std::string>& argv, const fs::path&
   spec.limits.open_files = 4096;
   spec.limits.file_size_bytes = 1ul << 30;
   spec.output_cap_bytes = output_cap_bytes;
+  spec.die_with_parent = true;
   return spec;
 }
 

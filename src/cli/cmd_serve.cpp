@@ -1,0 +1,139 @@
+// `ptxbench serve`: the GPU evaluation service — HTTP API, durable queue, one worker per GPU —
+// and `ptxbench worker`, the per-GPU process it starts.
+#include <fmt/format.h>
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "cli/commands.h"
+#include "common/error.h"
+#include "common/fs.h"
+#include "definitions/catalog.h"
+#include "gpu/gpu_info.h"
+#include "service/eval_backend.h"
+#include "service/http_server.h"
+#include "service/service_api.h"
+#include "service/task_queue.h"
+#include "service/worker_loop.h"
+#include "service/worker_pool.h"
+
+namespace ptxbench::cli {
+namespace {
+
+std::atomic<bool> g_stop{false};
+void on_signal(int) { g_stop = true; }
+
+void install_stop_handlers() {
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+}
+
+struct ServeArgs {
+  std::string listen = "127.0.0.1:8742", db, gpus = "auto";
+  int fake_gpus = 0;
+  double lease = 120, retention_hours = 24 * 7;
+  int threads = 64;
+};
+
+int serve(const ServeArgs& a) {
+  Catalog catalog = Catalog::load(data_root());
+  std::string db = a.db.empty() ? (cache_root() / "service.db").string() : a.db;
+  if (fs::path(db).has_parent_path()) fs::create_directories(fs::path(db).parent_path());
+  WorkerPoolConfig pool_config;
+  pool_config.self_exe = (executable_dir() / "ptxbench").string();
+  pool_config.db = db;
+  pool_config.lease_s = a.lease;
+  if (a.fake_gpus > 0) {
+    pool_config.fake = true;
+    for (int d = 0; d < a.fake_gpus; ++d) pool_config.devices.push_back(d);
+  } else {
+    int n = a.gpus == "auto" ? cuda_device_count() : std::stoi(a.gpus);
+    if (n <= 0) throw EnvironmentError("serve", "no CUDA device found (use --fake-gpus N to run without a GPU)");
+    for (int d = 0; d < n; ++d) pool_config.devices.push_back(d);
+  }
+
+  TaskQueue queue(db);
+  int64_t recovered = queue.recover_all_running("service restarted; re-run");
+  WorkerPool pool(pool_config);
+  ServiceApi api(catalog, db, EvalRequestLimits{}, [&pool] { return pool.status(); });
+  auto [host, port] = parse_listen_address(a.listen);
+  HttpServerOptions http;
+  http.host = host;
+  http.port = port;
+  http.threads = a.threads;
+  HttpServer server(http, [&api](const HttpRequest& r) { return api.handle(r); });
+  install_stop_handlers();
+  pool.start();
+  server.start();
+  fmt::print("ptxbench service listening on http://{} ({} {}worker{}, queue {}, {} task{} recovered)\n", server.address(),
+             pool_config.devices.size(), pool_config.fake ? "fake " : "", pool_config.devices.size() == 1 ? "" : "s", db,
+             recovered, recovered == 1 ? "" : "s");
+  std::fflush(stdout);
+  auto last_expiry = std::chrono::steady_clock::now() - std::chrono::hours(1);
+  while (!g_stop) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    pool.supervise();
+    queue.recover_expired();
+    if (std::chrono::steady_clock::now() - last_expiry > std::chrono::minutes(10)) {
+      queue.expire_finished(a.retention_hours * 3600);
+      last_expiry = std::chrono::steady_clock::now();
+    }
+  }
+  api.shutting_down();
+  server.stop();
+  pool.stop();
+  return 0;
+}
+
+struct WorkerArgs {
+  std::string db, name;
+  int device = 0;
+  double lease = 120;
+  int64_t max_attempts = 3;
+  bool fake = false;
+};
+
+int worker(const WorkerArgs& a) {
+  install_stop_handlers();
+  Catalog catalog = Catalog::load(data_root());
+  std::unique_ptr<EvalBackend> backend;
+  if (a.fake) backend = std::make_unique<FakeEvalBackend>(a.device);
+  else backend = make_gpu_backend(catalog, a.device);
+  WorkerConfig config;
+  config.db = a.db;
+  config.name = a.name.empty() ? "gpu" + std::to_string(a.device) : a.name;
+  config.lease_s = a.lease;
+  config.max_attempts = a.max_attempts;
+  return run_worker(config, *backend, catalog, g_stop);
+}
+
+}  // namespace
+
+void register_serve(CLI::App& app, Action& action) {
+  static ServeArgs s;
+  auto* serve_cmd = app.add_subcommand("serve", "run the GPU evaluation service (HTTP API, durable queue, one worker per GPU)");
+  serve_cmd->add_option("--listen", s.listen, "HOST:PORT to listen on (default 127.0.0.1:8742, loopback only)");
+  serve_cmd->add_option("--db", s.db, "queue database (default: the cache folder's service.db)");
+  serve_cmd->add_option("--gpus", s.gpus, "number of GPUs to use, or auto");
+  serve_cmd->add_option("--fake-gpus", s.fake_gpus, "run N fake workers that need no GPU (tests)");
+  serve_cmd->add_option("--lease", s.lease, "seconds a claimed task may go without a worker heartbeat");
+  serve_cmd->add_option("--retention-hours", s.retention_hours, "finished tasks are kept this long");
+  serve_cmd->add_option("--threads", s.threads, "HTTP handler threads (long-polls hold one each)");
+  serve_cmd->callback([&action] { action = [] { return serve(s); }; });
+
+  static WorkerArgs w;
+  auto* worker_cmd = app.add_subcommand("worker", "one GPU's worker process (started by serve)");
+  worker_cmd->add_option("--db", w.db, "queue database")->required();
+  worker_cmd->add_option("--device", w.device, "CUDA device index");
+  worker_cmd->add_option("--name", w.name, "worker name (claim owner)");
+  worker_cmd->add_option("--lease", w.lease, "claim lease seconds");
+  worker_cmd->add_option("--max-attempts", w.max_attempts, "tries before a task is given up as INFRA_ERROR");
+  worker_cmd->add_flag("--fake", w.fake, "evaluate with the fake backend (no GPU)");
+  worker_cmd->callback([&action] { action = [] { return worker(w); }; });
+}
+
+}  // namespace ptxbench::cli

@@ -1,0 +1,84 @@
+#include "service/eval_request.h"
+
+#include "common/error.h"
+
+namespace ptxbench {
+namespace {
+
+EvalRequest parse(const ordered_json& j, const JsonChecker& check, const Catalog& catalog, const EvalRequestLimits& limits) {
+  check.only_fields(j, "", {"definition", "workload", "source", "options"});
+  EvalRequest r;
+  r.definition = check.string_field(j, "", "definition");
+  try {
+    (void)catalog.definition(r.definition);
+  } catch (const InputError& e) {
+    check.fail("definition", e.what());
+  }
+  r.workload = check.optional_string(j, "", "workload", "");
+  if (!r.workload.empty()) {
+    try {
+      (void)catalog.find_workload(r.definition, r.workload);
+    } catch (const InputError& e) {
+      check.fail("workload", e.what());
+    }
+  }
+  r.source = check.string_field(j, "", "source");
+  if (r.source.empty()) check.fail("source", "empty source");
+  if (r.source.size() > limits.max_source_bytes)
+    throw PayloadTooLarge("json", check.document() + ": source: " + std::to_string(r.source.size()) +
+                                      " bytes; the limit is " + std::to_string(limits.max_source_bytes));
+  if (j.contains("options")) {
+    const auto& o = j["options"];
+    check.only_fields(o, "options", {"seed", "trials", "sanitize", "profile", "time"});
+    if (o.contains("seed")) {
+      if (!o["seed"].is_number_unsigned()) check.fail("options.seed", "expected a non-negative integer");
+      r.seed = o["seed"].get<uint64_t>();
+    }
+    if (o.contains("trials")) {
+      if (!o["trials"].is_number_integer() || o["trials"].get<int64_t>() < 1 || o["trials"].get<int64_t>() > limits.max_trials)
+        check.fail("options.trials", "expected an integer from 1 to " + std::to_string(limits.max_trials));
+      r.trials = o["trials"].get<int>();
+    }
+    auto flag = [&](const char* key, bool& out) {
+      if (!o.contains(key)) return;
+      if (!o[key].is_boolean()) check.fail(std::string("options.") + key, "expected true or false");
+      out = o[key].get<bool>();
+    };
+    flag("sanitize", r.sanitize);
+    flag("profile", r.profile);
+    flag("time", r.measure_time);
+  }
+  return r;
+}
+
+}  // namespace
+
+ordered_json EvalRequest::to_json() const {
+  ordered_json options = {{"sanitize", sanitize}, {"profile", profile}, {"time", measure_time}};
+  if (seed) options["seed"] = *seed;
+  if (trials) options["trials"] = *trials;
+  ordered_json j = {{"definition", definition}, {"source", source}, {"options", options}};
+  if (!workload.empty()) j["workload"] = workload;
+  return j;
+}
+
+EvalOptions EvalRequest::apply(EvalOptions base) const {
+  if (seed) base.seed = seed;
+  if (trials) base.correctness_trials = base.timing.trials = *trials;
+  base.sanitize = base.sanitize && sanitize;
+  base.profile = base.profile && profile;
+  base.measure_time = base.measure_time && measure_time;
+  return base;
+}
+
+EvalRequest parse_eval_request(const std::string& body, const Catalog& catalog, const EvalRequestLimits& limits,
+                               const std::string& document) {
+  JsonChecker check(document);
+  return parse(check.parse(body), check, catalog, limits);
+}
+
+EvalRequest eval_request_from_json(const ordered_json& j, const Catalog& catalog, const EvalRequestLimits& limits) {
+  return parse(j, JsonChecker("stored request"), catalog, limits);
+}
+
+}  // namespace ptxbench

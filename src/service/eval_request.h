@@ -1,0 +1,45 @@
+// A submitted evaluation as the service accepts it: validated strictly (unknown fields, unknown
+// definition or workload, oversize source, bad options are 4xx with the field named).
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "common/json_check.h"
+#include "definitions/catalog.h"
+#include "common/error.h"
+#include "worker/eval_options.h"
+
+namespace ptxbench {
+
+struct EvalRequestLimits {
+  std::size_t max_source_bytes = 1 << 20;
+  int max_trials = 10;
+};
+
+/// The source is over the size limit (HTTP 413 rather than 400).
+class PayloadTooLarge : public InputError {
+ public:
+  using InputError::InputError;
+};
+
+struct EvalRequest {
+  std::string definition;
+  std::string workload;  ///< uuid or label; empty: the default workload
+  std::string source;
+  std::optional<uint64_t> seed;
+  std::optional<int> trials;
+  bool sanitize = true, profile = true, measure_time = true;
+
+  [[nodiscard]] ordered_json to_json() const;
+  /// Applies the request's options on top of the service's defaults.
+  [[nodiscard]] EvalOptions apply(EvalOptions base) const;
+};
+
+/// Throws InputError naming the field. `document` names the source in messages ("request body").
+EvalRequest parse_eval_request(const std::string& body, const Catalog& catalog, const EvalRequestLimits& limits,
+                               const std::string& document = "request body");
+/// The stored form (already validated once; re-checked against the catalog).
+EvalRequest eval_request_from_json(const ordered_json& j, const Catalog& catalog, const EvalRequestLimits& limits);
+
+}  // namespace ptxbench

@@ -1,0 +1,75 @@
+// RAII over the SQLite C API: a connection (WAL, busy timeout, foreign keys) and prepared
+// statements with typed binds. Every failure throws LibraryCallError("SQLite", ...) with the SQL.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ptxbench {
+
+class SqliteStatement;
+
+class SqliteDb {
+ public:
+  /// Opens (creating) the database file; enables WAL and a busy timeout so several processes can
+  /// share it (the service and its workers).
+  explicit SqliteDb(const std::string& path, int busy_timeout_ms = 10000);
+  ~SqliteDb();
+  SqliteDb(const SqliteDb&) = delete;
+  SqliteDb& operator=(const SqliteDb&) = delete;
+
+  void exec(const std::string& sql);
+  [[nodiscard]] SqliteStatement prepare(const std::string& sql);
+  [[nodiscard]] sqlite3* handle() const noexcept { return m_db; }
+  [[nodiscard]] int64_t changes() const;
+
+ private:
+  sqlite3* m_db = nullptr;
+  std::string m_path;
+};
+
+/// BEGIN IMMEDIATE … COMMIT, rolled back if not committed (an exception unwinding through it).
+class SqliteTransaction {
+ public:
+  explicit SqliteTransaction(SqliteDb& db);
+  ~SqliteTransaction();
+  void commit();
+
+ private:
+  SqliteDb& m_db;
+  bool m_done = false;
+};
+
+class SqliteStatement {
+ public:
+  SqliteStatement(sqlite3* db, const std::string& sql);
+  ~SqliteStatement();
+  SqliteStatement(SqliteStatement&& o) noexcept;
+  SqliteStatement(const SqliteStatement&) = delete;
+  SqliteStatement& operator=(const SqliteStatement&) = delete;
+
+  SqliteStatement& bind(int index, const std::string& value);
+  SqliteStatement& bind(int index, int64_t value);
+  SqliteStatement& bind(int index, double value);
+  SqliteStatement& bind_null(int index);
+  /// True while a row is available; false when done.
+  bool step();
+  /// Runs to completion (for statements without rows).
+  void run();
+  [[nodiscard]] std::string text(int column) const;
+  [[nodiscard]] std::optional<std::string> optional_text(int column) const;
+  [[nodiscard]] int64_t integer(int column) const;
+  [[nodiscard]] double real(int column) const;
+  [[nodiscard]] bool is_null(int column) const;
+
+ private:
+  [[noreturn]] void fail(int rc, const char* what) const;
+  sqlite3* m_db;
+  sqlite3_stmt* m_stmt = nullptr;
+  std::string m_sql;
+};
+
+}  // namespace ptxbench

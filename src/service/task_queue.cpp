@@ -1,0 +1,225 @@
+#include "service/task_queue.h"
+
+#include <chrono>
+#include <random>
+
+#include "common/error.h"
+
+namespace ptxbench {
+namespace {
+
+constexpr int kSchemaVersion = 1;
+
+TaskState parse_state(const std::string& s) {
+  if (s == "queued") return TaskState::queued;
+  if (s == "running") return TaskState::running;
+  return TaskState::done;
+}
+
+std::string random_id() {
+  static thread_local std::mt19937_64 rng(std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32));
+  char buf[33];
+  snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
+           static_cast<unsigned long long>(rng()));
+  return buf;
+}
+
+const char* kColumns =
+    "id, state, request, verdict, status, attempts, worker, note, created_at, started_at, finished_at";
+
+TaskRecord read_row(SqliteStatement& st) {
+  TaskRecord t;
+  t.id = st.text(0);
+  t.state = parse_state(st.text(1));
+  t.request = ordered_json::parse(st.text(2));
+  if (auto v = st.optional_text(3)) t.verdict = ordered_json::parse(*v);
+  t.status = st.text(4);
+  t.attempts = st.integer(5);
+  t.worker = st.text(6);
+  t.note = st.text(7);
+  t.created_at = st.real(8);
+  t.started_at = st.real(9);
+  t.finished_at = st.real(10);
+  return t;
+}
+
+}  // namespace
+
+std::string to_string(TaskState s) {
+  switch (s) {
+    case TaskState::queued: return "queued";
+    case TaskState::running: return "running";
+    case TaskState::done: return "done";
+  }
+  return "done";
+}
+
+double TaskQueue::now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+TaskQueue::TaskQueue(const std::string& path) : m_db(path) {
+  SqliteTransaction tx(m_db);
+  auto version = m_db.prepare("PRAGMA user_version");
+  version.step();
+  int64_t v = version.integer(0);
+  if (v == 0) {
+    m_db.exec(R"(CREATE TABLE IF NOT EXISTS tasks (
+      id TEXT PRIMARY KEY, state TEXT NOT NULL, request TEXT NOT NULL, verdict TEXT, status TEXT NOT NULL DEFAULT '',
+      attempts INTEGER NOT NULL DEFAULT 0, worker TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT '',
+      created_at REAL NOT NULL, started_at REAL NOT NULL DEFAULT 0, finished_at REAL NOT NULL DEFAULT 0,
+      lease_until REAL NOT NULL DEFAULT 0, seq INTEGER NOT NULL))");
+    m_db.exec("CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks(state, seq)");
+    m_db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+  } else if (v != kSchemaVersion) {
+    throw Error("queue", "database schema version " + std::to_string(v) + " is not " + std::to_string(kSchemaVersion));
+  }
+  tx.commit();
+}
+
+std::string TaskQueue::enqueue(const ordered_json& request) {
+  std::string id = random_id();
+  SqliteTransaction tx(m_db);
+  auto seq = m_db.prepare("SELECT COALESCE(MAX(seq), 0) + 1 FROM tasks");
+  seq.step();
+  m_db.prepare("INSERT INTO tasks (id, state, request, created_at, seq) VALUES (?, 'queued', ?, ?, ?)")
+      .bind(1, id)
+      .bind(2, request.dump())
+      .bind(3, now())
+      .bind(4, seq.integer(0))
+      .run();
+  tx.commit();
+  return id;
+}
+
+std::optional<Claim> TaskQueue::claim(const std::string& worker, double lease_s) {
+  SqliteTransaction tx(m_db);
+  auto pick = m_db.prepare(std::string("SELECT ") + kColumns + " FROM tasks WHERE state = 'queued' ORDER BY seq LIMIT 1");
+  if (!pick.step()) return std::nullopt;
+  TaskRecord t = read_row(pick);
+  double t_now = now();
+  m_db.prepare("UPDATE tasks SET state = 'running', attempts = attempts + 1, worker = ?, started_at = ?, lease_until = ? "
+               "WHERE id = ?")
+      .bind(1, worker)
+      .bind(2, t_now)
+      .bind(3, t_now + lease_s)
+      .bind(4, t.id)
+      .run();
+  tx.commit();
+  t.state = TaskState::running;
+  t.attempts += 1;
+  t.worker = worker;
+  t.started_at = t_now;
+  return Claim{t, worker, t.attempts};
+}
+
+bool TaskQueue::heartbeat(const Claim& c, double lease_s) {
+  m_db.prepare("UPDATE tasks SET lease_until = ? WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")
+      .bind(1, now() + lease_s)
+      .bind(2, c.task.id)
+      .bind(3, c.worker)
+      .bind(4, c.token)
+      .run();
+  return m_db.changes() == 1;
+}
+
+bool TaskQueue::complete(const Claim& c, const ordered_json& verdict) {
+  m_db.prepare("UPDATE tasks SET state = 'done', verdict = ?, status = ?, finished_at = ? "
+               "WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")
+      .bind(1, verdict.dump())
+      .bind(2, verdict.value("status", std::string("?")))
+      .bind(3, now())
+      .bind(4, c.task.id)
+      .bind(5, c.worker)
+      .bind(6, c.token)
+      .run();
+  return m_db.changes() == 1;
+}
+
+bool TaskQueue::requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const ordered_json& final_verdict) {
+  if (c.token >= max_attempts) {
+    ordered_json v = final_verdict;
+    if (!v.contains("status")) v["status"] = "INFRA_ERROR";
+    return complete(c, v);
+  }
+  m_db.prepare("UPDATE tasks SET state = 'queued', note = ?, lease_until = 0 "
+               "WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")
+      .bind(1, reason)
+      .bind(2, c.task.id)
+      .bind(3, c.worker)
+      .bind(4, c.token)
+      .run();
+  return m_db.changes() == 1;
+}
+
+int64_t TaskQueue::recover_expired() {
+  m_db.prepare("UPDATE tasks SET state = 'queued', note = 'lease expired (worker lost)' "
+               "WHERE state = 'running' AND lease_until < ?")
+      .bind(1, now())
+      .run();
+  return m_db.changes();
+}
+
+int64_t TaskQueue::recover_all_running(const std::string& reason) {
+  m_db.prepare("UPDATE tasks SET state = 'queued', note = ? WHERE state = 'running'").bind(1, reason).run();
+  return m_db.changes();
+}
+
+int64_t TaskQueue::recover_worker(const std::string& worker, const std::string& reason, int64_t max_attempts) {
+  SqliteTransaction tx(m_db);
+  ordered_json gave_up = {{"schema", "ptxbench.verdict"}, {"schema_version", 1}, {"status", "INFRA_ERROR"},
+                          {"message", reason + "; gave up after " + std::to_string(max_attempts) + " attempts"}};
+  m_db.prepare("UPDATE tasks SET state = 'done', verdict = ?, status = 'INFRA_ERROR', finished_at = ?, note = ? "
+               "WHERE state = 'running' AND worker = ? AND attempts >= ?")
+      .bind(1, gave_up.dump())
+      .bind(2, now())
+      .bind(3, reason)
+      .bind(4, worker)
+      .bind(5, max_attempts)
+      .run();
+  int64_t finished = m_db.changes();
+  m_db.prepare("UPDATE tasks SET state = 'queued', note = ?, lease_until = 0 WHERE state = 'running' AND worker = ?")
+      .bind(1, reason)
+      .bind(2, worker)
+      .run();
+  int64_t requeued = m_db.changes();
+  tx.commit();
+  return finished + requeued;
+}
+
+std::vector<std::pair<std::string, double>> TaskQueue::recent_durations(int64_t limit) {
+  std::vector<std::pair<std::string, double>> out;
+  auto st = m_db.prepare("SELECT status, finished_at - started_at FROM tasks WHERE state = 'done' AND started_at > 0 "
+                         "ORDER BY finished_at DESC LIMIT ?");
+  st.bind(1, limit);
+  while (st.step()) out.emplace_back(st.text(0), st.real(1));
+  return out;
+}
+
+std::optional<TaskRecord> TaskQueue::get(const std::string& id) {
+  auto st = m_db.prepare(std::string("SELECT ") + kColumns + " FROM tasks WHERE id = ?");
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  return read_row(st);
+}
+
+std::map<std::string, int64_t> TaskQueue::state_counts() {
+  std::map<std::string, int64_t> out = {{"queued", 0}, {"running", 0}, {"done", 0}};
+  auto st = m_db.prepare("SELECT state, COUNT(*) FROM tasks GROUP BY state");
+  while (st.step()) out[st.text(0)] = st.integer(1);
+  return out;
+}
+
+std::map<std::string, int64_t> TaskQueue::status_counts() {
+  std::map<std::string, int64_t> out;
+  auto st = m_db.prepare("SELECT status, COUNT(*) FROM tasks WHERE state = 'done' GROUP BY status");
+  while (st.step()) out[st.text(0)] = st.integer(1);
+  return out;
+}
+
+int64_t TaskQueue::expire_finished(double seconds) {
+  m_db.prepare("DELETE FROM tasks WHERE state = 'done' AND finished_at < ?").bind(1, now() - seconds).run();
+  return m_db.changes();
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,75 @@
+// The durable evaluation queue (SQLite, WAL): accepted tasks survive a kill -9 of the service, and
+// a task completes at most once — a completion must present the claim it was given, so a worker
+// whose lease expired (and whose task was handed to another) cannot complete it a second time.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/json_check.h"
+#include "service/sqlite_db.h"
+
+namespace ptxbench {
+
+enum class TaskState { queued, running, done };
+std::string to_string(TaskState s);
+
+struct TaskRecord {
+  std::string id;
+  TaskState state = TaskState::queued;
+  ordered_json request;                 ///< definition, workload, source, options
+  std::optional<ordered_json> verdict;  ///< set when done
+  std::string status;                   ///< verdict status when done
+  int64_t attempts = 0;                 ///< claims so far; the claim token of the current one
+  std::string worker;                   ///< the last claimer
+  std::string note;                     ///< why it was re-queued last (INFRA_ERROR, lost worker)
+  double created_at = 0, started_at = 0, finished_at = 0;
+};
+
+struct Claim {
+  TaskRecord task;
+  std::string worker;
+  int64_t token = 0;  ///< attempts at claim time; complete/requeue/heartbeat must present it
+};
+
+class TaskQueue {
+ public:
+  explicit TaskQueue(const std::string& path);
+
+  /// Stores a new task; returns its id (32 hex digits).
+  std::string enqueue(const ordered_json& request);
+  /// The oldest queued task, now running under `worker` until now + lease_s; nullopt when none.
+  std::optional<Claim> claim(const std::string& worker, double lease_s);
+  /// Extends the lease; false when the claim is no longer current.
+  bool heartbeat(const Claim& c, double lease_s);
+  /// Stores the verdict and finishes the task; false (nothing written) when the claim is stale.
+  bool complete(const Claim& c, const ordered_json& verdict);
+  /// Returns the task to the queue (infrastructure failure), or finishes it with `final_verdict`
+  /// once it has been tried `max_attempts` times. False when the claim is stale.
+  bool requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const ordered_json& final_verdict);
+  /// Running tasks whose lease has passed go back to the queue; returns how many.
+  int64_t recover_expired();
+  /// Every running task goes back to the queue (the service restarted: its workers are gone).
+  int64_t recover_all_running(const std::string& reason);
+  /// The running tasks of a worker that died: back to the queue, or finished as INFRA_ERROR once
+  /// tried `max_attempts` times (a task that keeps killing workers must not loop forever).
+  int64_t recover_worker(const std::string& worker, const std::string& reason, int64_t max_attempts);
+  /// Wall seconds (finish − start) of the most recent finished tasks, for latency summaries.
+  [[nodiscard]] std::vector<std::pair<std::string, double>> recent_durations(int64_t limit);
+
+  [[nodiscard]] std::optional<TaskRecord> get(const std::string& id);
+  [[nodiscard]] std::map<std::string, int64_t> state_counts();
+  [[nodiscard]] std::map<std::string, int64_t> status_counts();
+  /// Deletes finished tasks older than `seconds`; returns how many.
+  int64_t expire_finished(double seconds);
+
+  static double now();
+
+ private:
+  SqliteDb m_db;
+};
+
+}  // namespace ptxbench

@@ -1,0 +1,96 @@
+#include "service/worker_pool.h"
+
+#include <signal.h>
+
+#include <algorithm>
+
+#include "service/task_queue.h"
+#include "service/worker_loop.h"
+
+namespace ptxbench {
+
+WorkerPool::WorkerPool(WorkerPoolConfig config) : m_config(std::move(config)) {
+  for (int d : m_config.devices) {
+    Slot s;
+    s.device = d;
+    s.name = "gpu" + std::to_string(d);
+    m_slots.push_back(std::move(s));
+  }
+}
+
+WorkerPool::~WorkerPool() { stop(); }
+
+void WorkerPool::spawn(Slot& s) {
+  ProcessSpec spec;
+  spec.argv = {m_config.self_exe, "worker", "--db", m_config.db, "--device", std::to_string(s.device), "--name", s.name,
+               "--lease", std::to_string(m_config.lease_s), "--max-attempts", std::to_string(m_config.max_attempts)};
+  if (m_config.fake) spec.argv.push_back("--fake");
+  spec.output_cap_bytes = 64 << 10;
+  spec.die_with_parent = true;
+  s.process = std::make_unique<ChildProcess>(spec);
+  s.state = "running";
+}
+
+void WorkerPool::start() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  for (auto& s : m_slots) spawn(s);
+}
+
+void WorkerPool::supervise() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  double now = TaskQueue::now();
+  for (auto& s : m_slots) {
+    if (s.state == "running" && s.process) {
+      auto exited = s.process->poll_exit();
+      if (!exited) continue;
+      s.last_exit = exited->describe();
+      std::string err = s.process->stderr_capture().text;
+      if (!err.empty()) s.last_exit += ": " + err.substr(err.size() > 500 ? err.size() - 500 : 0);
+      s.process.reset();
+      TaskQueue(m_config.db).recover_worker(s.name, "worker " + s.name + " " + exited->describe(), m_config.max_attempts);
+      s.failures.push_back(now);
+      while (!s.failures.empty() && s.failures.front() < now - m_config.failure_window_s) s.failures.pop_front();
+      if (static_cast<int>(s.failures.size()) >= m_config.exclude_after_failures) {
+        s.state = "excluded";
+        continue;
+      }
+      s.state = "restarting";
+      s.restart_at = now + std::min(30.0, 0.5 * (1 << std::min<int>(static_cast<int>(s.failures.size()), 6)));
+    }
+    if (s.state == "restarting" && now >= s.restart_at) {
+      ++s.restarts;
+      spawn(s);
+    }
+  }
+}
+
+void WorkerPool::stop() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  for (auto& s : m_slots) {
+    if (s.process) s.process->kill_and_wait();
+    s.process.reset();
+    if (s.state != "excluded") s.state = "stopped";
+  }
+}
+
+void WorkerPool::kill_worker(int device) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  for (auto& s : m_slots)
+    if (s.device == device && s.process) ::kill(-s.process->pid(), SIGKILL);
+}
+
+ordered_json WorkerPool::status() const {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  ordered_json out = ordered_json::array();
+  for (const auto& s : m_slots)
+    out.push_back({{"device", s.device},
+                   {"worker", s.name},
+                   {"state", s.state},
+                   {"pid", s.process ? s.process->pid() : 0},
+                   {"restarts", s.restarts},
+                   {"recent_failures", s.failures.size()},
+                   {"last_exit", s.last_exit}});
+  return out;
+}
+
+}  // namespace ptxbench

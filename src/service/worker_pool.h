@@ -1,0 +1,63 @@
+// The service's GPU workers: one `ptxbench worker` process per device, started, watched and
+// restarted with back-off; a worker that dies hands its running tasks back to the queue; a GPU
+// whose worker keeps dying is excluded and reported instead of receiving more work.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/json_check.h"
+#include "common/subprocess.h"
+
+namespace ptxbench {
+
+struct WorkerPoolConfig {
+  std::string self_exe;     ///< the ptxbench binary (workers are `ptxbench worker …`)
+  std::string db;
+  std::vector<int> devices;
+  bool fake = false;        ///< `--fake` workers (CPU tests)
+  double lease_s = 60.0;
+  int64_t max_attempts = 3;
+  int exclude_after_failures = 5;  ///< failures within `failure_window_s` that exclude a GPU
+  double failure_window_s = 600.0;
+};
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(WorkerPoolConfig config);
+  ~WorkerPool();
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  void start();
+  /// Reaps exited workers (re-queueing their tasks), restarts them when their back-off has passed,
+  /// excludes flapping GPUs. Call periodically.
+  void supervise();
+  /// Kills every worker (their running tasks are recovered at the next start).
+  void stop();
+  /// Per-device state for /v1/health and /metrics.
+  [[nodiscard]] ordered_json status() const;
+  /// Kills one worker as if it had crashed (tests, and the monitor's restart).
+  void kill_worker(int device);
+
+ private:
+  struct Slot {
+    int device = 0;
+    std::string name;
+    std::unique_ptr<ChildProcess> process;
+    std::string state = "stopped";  ///< starting/running, restarting, excluded, stopped
+    int restarts = 0;
+    std::string last_exit;
+    double restart_at = 0;
+    std::deque<double> failures;
+  };
+  void spawn(Slot& s);
+  WorkerPoolConfig m_config;
+  std::vector<Slot> m_slots;
+  mutable std::mutex m_mutex;
+};
+
+}  // namespace ptxbench

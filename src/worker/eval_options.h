@@ -1,0 +1,39 @@
+// The options of one evaluation (trials, tolerance, timing policy, stage switches, time limits),
+// with named defaults; shared by the evaluator, the CLI and the service's requests.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "common/fs.h"
+#include "common/json_check.h"
+#include "compile/compiler.h"
+#include "timing/timing_policy.h"
+#include "verdict/correctness.h"
+
+namespace ptxbench {
+
+struct EvalOptions {
+  int device = 0;
+  std::optional<uint64_t> seed;  ///< unset: a random seed, recorded in the verdict
+  int correctness_trials = 3;    ///< orig: ≥ 3, fresh inputs each
+  Tolerance tolerance;
+  TimingPolicy timing;
+  bool sanitize = true;
+  int sanitize_runs = 2;  ///< orig: 2
+  double sanitize_timeout_s = 120.0;
+  bool profile = true;  ///< runtime SASS through ncu
+  double profile_timeout_s = 300.0;
+  bool measure_time = true;
+  double startup_timeout_s = 60.0;  ///< runner start, library load, IPC mapping
+  double call_timeout_s = 30.0;     ///< one correctness call
+  double trial_timeout_s = 180.0;   ///< one timing trial (warm-ups + timed calls)
+  CompileOptions compile;
+  fs::path scratch_root;    ///< empty: the system temp folder
+  std::string runner_path;  ///< empty: ptxbench-runner beside this executable
+
+  [[nodiscard]] ordered_json to_json() const;
+};
+
+}  // namespace ptxbench

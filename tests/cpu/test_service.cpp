@@ -1,0 +1,159 @@
+// The evaluation service end to end on the CPU: a real `ptxbench serve` process with fake GPU
+// workers (no GPU needed), spoken to over HTTP — request validation, scheduling over several
+// workers, a kill -9 of the service mid-load, crashing workers and infrastructure errors.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/subprocess.h"
+#include "service/service_client.h"
+
+using namespace ptxbench;
+
+namespace {
+
+fs::path ptxbench_binary() { return executable_dir() / "ptxbench"; }
+
+// A `ptxbench serve --fake-gpus N` on an ephemeral port, killed with its group on destruction.
+class ServiceProcess {
+ public:
+  ServiceProcess(const fs::path& db, int gpus, double lease_s = 3) {
+    ProcessSpec spec;
+    spec.argv = {ptxbench_binary().string(), "serve", "--fake-gpus", std::to_string(gpus), "--listen", "127.0.0.1:0",
+                 "--db", db.string(), "--lease", std::to_string(lease_s)};
+    spec.env_overrides = {std::string("PTXBENCH_HOME=") + PTXBENCH_SOURCE_DIR};
+    m_child = std::make_unique<ChildProcess>(spec);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (std::chrono::steady_clock::now() < deadline) {
+      std::string out = m_child->stdout_capture().text;
+      auto pos = out.find("http://");
+      if (pos != std::string::npos && out.find(' ', pos) != std::string::npos) {
+        m_url = out.substr(pos, out.find(' ', pos) - pos);
+        return;
+      }
+      if (m_child->poll_exit()) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    throw Error("test", "service did not start: " + m_child->stderr_capture().text);
+  }
+  /// kill -9 of the service process alone, as a crash would do.
+  void crash() {
+    ::kill(m_child->pid(), SIGKILL);
+    m_child->wait_for(10);
+  }
+  [[nodiscard]] const std::string& url() const { return m_url; }
+
+ private:
+  std::unique_ptr<ChildProcess> m_child;
+  std::string m_url;
+};
+
+ordered_json submission(const std::string& source) {
+  return {{"definition", "gemm_n7168_k5120"}, {"source", source}};
+}
+
+struct ServiceTest : ::testing::Test {
+  TempDir dir;
+  fs::path db() const { return dir.path() / "queue.db"; }
+};
+
+}  // namespace
+
+TEST_F(ServiceTest, ValidatesRequestsWithClearErrors) {
+  ServiceProcess service(db(), 1);
+  ServiceClient client(service.url());
+  auto expect = [&](const std::string& method, const std::string& path, const std::string& body, long status,
+                    const std::string& fragment) {
+    HttpResult r = client.request(method, path, body);
+    EXPECT_EQ(r.status, status) << method << " " << path << ": " << r.body;
+    EXPECT_NE(r.body.find(fragment), std::string::npos) << r.body;
+  };
+  expect("POST", "/v1/evaluations", "{not json", 400, "malformed JSON");
+  expect("POST", "/v1/evaluations", R"({"definition": "gemm_nope", "source": "x"})", 400, "unknown definition");
+  expect("POST", "/v1/evaluations", R"({"definition": "gemm_n7168_k5120", "source": "x", "colour": 1})", 400, "colour: unknown field");
+  expect("POST", "/v1/evaluations", R"({"definition": "gemm_n7168_k5120", "source": ""})", 400, "empty source");
+  expect("POST", "/v1/evaluations", R"({"definition": "gemm_n7168_k5120", "workload": "M=1", "source": "x"})", 400, "workload");
+  expect("POST", "/v1/evaluations", R"({"definition": "gemm_n7168_k5120", "source": "x", "options": {"trials": 0}})", 400,
+         "options.trials");
+  expect("POST", "/v1/evaluations", submission(std::string(1100000, 'x')).dump(), 413, "limit is");
+  expect("GET", "/v1/evaluations", "", 405, "POST");
+  expect("GET", "/v1/evaluations/0123456789abcdef0123456789abcdef", "", 404, "no evaluation");
+  expect("GET", "/v1/evaluations/not-hex!", "", 400, "malformed evaluation id");
+  expect("GET", "/v1/evaluations/0123456789abcdef0123456789abcdef?wait=soon", "", 400, "wait must be");
+  expect("GET", "/v2/things", "", 404, "no such endpoint");
+  HttpResult defs = client.request("GET", "/v1/definitions");
+  EXPECT_EQ(defs.status, 200);
+  EXPECT_EQ(ordered_json::parse(defs.body).size(), 5u);
+  HttpResult health = client.request("GET", "/v1/health");
+  EXPECT_EQ(health.status, 200) << health.body;
+  EXPECT_EQ(ordered_json::parse(health.body)["gpus"][0]["state"], "running");
+  HttpResult metrics = client.request("GET", "/metrics");
+  EXPECT_NE(metrics.body.find("ptxbench_queue_tasks{state=\"queued\"}"), std::string::npos);
+  EXPECT_NE(metrics.body.find("ptxbench_worker_up{device=\"0\"} 1"), std::string::npos);
+  EXPECT_THROW(client.submit({{"definition", "gemm_n7168_k5120"}}), InputError);
+}
+
+TEST_F(ServiceTest, SpreadsWorkOverEveryWorkerAndFinishesEachTaskOnce) {
+  ServiceProcess service(db(), 3);
+  ServiceClient client(service.url());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 24; ++i) ids.push_back(client.submit(submission("// PTXB_FAKE_SECONDS=0.1 task " + std::to_string(i))));
+  std::set<std::string> workers;
+  for (const auto& id : ids) {
+    ordered_json t = client.wait_done(id, 60);
+    EXPECT_EQ(t["status"], "PASSED");
+    EXPECT_EQ(t["attempts"], 1);
+    EXPECT_EQ(t["verdict"]["service"]["task"], id);
+    workers.insert(t["worker"].get<std::string>());
+  }
+  EXPECT_EQ(workers.size(), 3u) << "all three workers should have taken tasks";
+  ordered_json incorrect = client.wait_done(client.submit(submission("// PTXB_FAKE_STATUS=INCORRECT_NUMERICAL")), 30);
+  EXPECT_EQ(incorrect["status"], "INCORRECT_NUMERICAL");
+  EXPECT_EQ(incorrect["attempts"], 1) << "a candidate's failure is a verdict, not a retry";
+}
+
+TEST_F(ServiceTest, AcceptedTasksSurviveAKillOfTheService) {
+  std::vector<std::string> ids;
+  {
+    ServiceProcess service(db(), 2);
+    ServiceClient client(service.url());
+    for (int i = 0; i < 12; ++i) ids.push_back(client.submit(submission("// PTXB_FAKE_SECONDS=0.4 #" + std::to_string(i))));
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));  // some done, some running, most queued
+    service.crash();
+  }
+  ServiceProcess again(db(), 2);
+  ServiceClient client(again.url());
+  int rerun = 0;
+  for (const auto& id : ids) {
+    ordered_json t = client.wait_done(id, 60);
+    EXPECT_EQ(t["status"], "PASSED") << t.dump();
+    if (t["attempts"].get<int>() > 1) ++rerun;
+  }
+  EXPECT_LE(rerun, 2) << "only the tasks running at the kill may run again";
+}
+
+TEST_F(ServiceTest, CrashingWorkersAreRestartedAndAPoisonTaskIsGivenUp) {
+  ServiceProcess service(db(), 2);
+  ServiceClient client(service.url());
+  std::string poison = client.submit(submission("// PTXB_FAKE_CRASH"));
+  std::string infra = client.submit(submission("// PTXB_FAKE_STATUS=INFRA_ERROR"));
+  std::vector<std::string> good;
+  for (int i = 0; i < 6; ++i) good.push_back(client.submit(submission("// fine " + std::to_string(i))));
+  for (const auto& id : good) EXPECT_EQ(client.wait_done(id, 60)["status"], "PASSED");
+  ordered_json p = client.wait_done(poison, 60);
+  EXPECT_EQ(p["status"], "INFRA_ERROR");
+  EXPECT_EQ(p["attempts"], 3);
+  EXPECT_NE(p["verdict"]["message"].get<std::string>().find("gave up"), std::string::npos);
+  ordered_json i = client.wait_done(infra, 60);
+  EXPECT_EQ(i["status"], "INFRA_ERROR");
+  EXPECT_EQ(i["attempts"], 3);
+  ordered_json health = ordered_json::parse(client.request("GET", "/v1/health").body);
+  int restarts = 0;
+  for (const auto& g : health["gpus"]) restarts += g["restarts"].get<int>();
+  EXPECT_GE(restarts, 4) << health.dump();
+}
