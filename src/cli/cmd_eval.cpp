@@ -4,17 +4,47 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "definitions/catalog.h"
+#include "service/service_client.h"
 
 namespace ptxbench::cli {
 namespace {
 
 struct Args {
-  std::string definition, builtin;
+  std::string definition, builtin, service;
   std::vector<std::string> files;
   EvalArgs eval;
 };
 
+// Through a running service: submit every file, then collect the verdicts (the GPU work of one
+// overlaps the submission of the others).
+int run_remote(const Args& a) {
+  if (!a.builtin.empty()) throw InputError("cli", "--builtin runs locally only");
+  if (a.files.empty()) throw InputError("cli", "give at least one candidate file");
+  ServiceClient client(a.service);
+  EvalOptions defaults;
+  std::vector<std::pair<std::string, std::string>> submitted;
+  for (int r = 0; r < a.eval.repeat; ++r)
+    for (const auto& f : a.files) {
+      ordered_json options = {{"sanitize", !a.eval.no_sanitize}, {"profile", !a.eval.no_profile}, {"time", !a.eval.no_time}};
+      if (a.eval.seed >= 0) options["seed"] = a.eval.seed;
+      if (a.eval.trials > 0) options["trials"] = a.eval.trials;
+      ordered_json body = {{"definition", a.definition}, {"source", read_file(f)}, {"options", options}};
+      if (!a.eval.workload.empty()) body["workload"] = a.eval.workload;
+      std::string label = fs::path(f).stem().string() + (a.eval.repeat > 1 ? "." + std::to_string(r + 1) : "");
+      submitted.push_back({label, client.submit(body)});
+    }
+  VerdictPrinter printer(a.eval);
+  int infra = 0;
+  for (const auto& [label, id] : submitted) {
+    ordered_json task = client.wait_done(id, 3600);
+    if (task.value("status", "") == "INFRA_ERROR") ++infra;
+    printer.print(label, task["verdict"]);
+  }
+  return infra ? 3 : 0;
+}
+
 int run_eval(const Args& a) {
+  if (!a.service.empty()) return run_remote(a);
   Catalog catalog = Catalog::load(data_root());
   Evaluator evaluator(catalog, to_eval_options(a.eval));
   if (!a.builtin.empty() && a.builtin != "cublaslt")
@@ -46,6 +76,7 @@ void register_eval(CLI::App& app, Action& action) {
   cmd->add_option("definition", a.definition, "definition name (ptxbench definitions list)")->required();
   cmd->add_option("files", a.files, "candidate .cu files");
   cmd->add_option("--builtin", a.builtin, "evaluate a trusted builtin instead of files: cublaslt (A/A self-test)");
+  cmd->add_option("--service", a.service, "evaluate through a running service, e.g. http://127.0.0.1:8742");
   add_eval_options(cmd, a.eval);
   cmd->callback([&action] { action = [] { return run_eval(a); }; });
 }

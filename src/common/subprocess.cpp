@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -18,6 +19,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <sstream>
 
 #include "common/error.h"
 
@@ -55,8 +57,60 @@ const char* stage_name(int stage) {
     case 4: return "unshare(CLONE_NEWNET)";
     case 5: return "chdir";
     case 6: return "execve";
+    case 7: return "read-only filesystem view";
     default: return "start";
   }
+}
+
+struct MountPoint {
+  std::string path;
+  unsigned long flags = 0;  ///< nosuid/nodev/noexec/atime flags to keep when remounting read-only
+};
+
+// Mount points to remount read-only, read before fork (parsing is not async-signal-safe).
+std::vector<MountPoint> mounts_to_protect(const std::vector<std::string>& writable) {
+  std::vector<MountPoint> out;
+  std::ifstream in("/proc/self/mountinfo");
+  std::string line;
+  auto under = [](const std::string& p, const std::string& root) {
+    return p == root || (p.size() > root.size() && p.compare(0, root.size(), root) == 0 && p[root.size()] == '/');
+  };
+  while (std::getline(in, line)) {
+    std::istringstream f(line);
+    std::string id, parent, dev, root, mp, opts;
+    f >> id >> parent >> dev >> root >> mp >> opts;
+    if (mp.empty()) continue;
+    bool skip = under(mp, "/proc") || under(mp, "/sys") || under(mp, "/dev") || under(mp, "/tmp");
+    for (const auto& w : writable) skip = skip || under(mp, w);
+    if (skip) continue;
+    MountPoint m{mp, 0};
+    std::istringstream o(opts);
+    for (std::string opt; std::getline(o, opt, ',');) {
+      if (opt == "nosuid") m.flags |= MS_NOSUID;
+      else if (opt == "nodev") m.flags |= MS_NODEV;
+      else if (opt == "noexec") m.flags |= MS_NOEXEC;
+      else if (opt == "noatime") m.flags |= MS_NOATIME;
+      else if (opt == "nodiratime") m.flags |= MS_NODIRATIME;
+      else if (opt == "relatime") m.flags |= MS_RELATIME;
+    }
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+// In the child: private mount namespace, writable binds, private /tmp, everything else read-only.
+bool isolate_filesystem(const std::vector<MountPoint>& mounts, const std::vector<std::string>& writable) {
+  if (unshare(CLONE_NEWNS) != 0) return false;
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
+  for (const auto& w : writable)
+    if (mount(w.c_str(), w.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) return false;
+  if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=2g,mode=1777") != 0) return false;
+  bool root_done = false;
+  for (const auto& m : mounts) {
+    int rc = mount(nullptr, m.path.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | m.flags, nullptr);
+    if (m.path == "/") root_done = rc == 0;
+  }
+  return root_done;
 }
 
 [[noreturn]] void child_fail(int status_fd, int stage) {
@@ -170,6 +224,8 @@ struct ChildProcess::Drain {
         if (got > 0) {
           append(s, buf, static_cast<std::size_t>(got));
         } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+          // Only this thread writes the fds, but finish_drain() reads them under the lock.
+          std::lock_guard<std::mutex> lock(mutex);
           ::close(s.fd);
           s.fd = -1;
         }
@@ -220,6 +276,9 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) {
   for (auto& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
 
+  std::vector<MountPoint> protect;
+  if (spec.filesystem != FilesystemIsolation::off) protect = mounts_to_protect(spec.writable_paths);
+
   Pipe out, err, status;
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   PTXB_ENSURE(devnull >= 0, kLib, "cannot open /dev/null");
@@ -258,6 +317,9 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) {
     if (spec.network != NetworkIsolation::off && unshare(CLONE_NEWNET) != 0 &&
         spec.network == NetworkIsolation::required)
       child_fail(sfd, 4);
+    if (spec.filesystem != FilesystemIsolation::off && !isolate_filesystem(protect, spec.writable_paths) &&
+        spec.filesystem == FilesystemIsolation::required)
+      child_fail(sfd, 7);
     if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) child_fail(sfd, 5);
     execve(exe.c_str(), argv.data(), envp.data());
     child_fail(sfd, 6);

@@ -24,12 +24,18 @@ struct ResourceLimits {
 
 enum class NetworkIsolation { off, best_effort, required };
 
+/// A private mount namespace in which every mount is read-only except `writable_paths` (bind
+/// mounts of themselves), /dev, /proc, /sys, and a fresh tmpfs on /tmp. Needs CAP_SYS_ADMIN.
+enum class FilesystemIsolation { off, best_effort, required };
+
 struct ProcessSpec {
   std::vector<std::string> argv;          ///< argv[0] is looked up on PATH when it has no '/'
   std::vector<std::string> env_overrides; ///< "NAME=value" entries added to (or replacing) ours
   std::string cwd;                        ///< empty: inherit
   ResourceLimits limits;
   NetworkIsolation network = NetworkIsolation::off;
+  FilesystemIsolation filesystem = FilesystemIsolation::off;
+  std::vector<std::string> writable_paths;  ///< absolute; stay writable under FilesystemIsolation
   std::size_t output_cap_bytes = 1 << 20; ///< bytes kept per stream (head and tail halves)
   int control_fd = -1;                    ///< when >= 0, becomes fd 3 in the child
   /// SIGKILL the child when the thread that started it exits (PR_SET_PDEATHSIG): runners and

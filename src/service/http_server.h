@@ -65,8 +65,8 @@ class HttpServer {
   /// Starts the accept thread and the workers. A second call does nothing; after stop() it throws.
   void start();
   /// Stops accepting, closes idle and half-received connections at once, waits for running
-  /// handlers to return (their responses go out with "Connection: close") and joins every thread.
-  /// Idempotent and thread-safe.
+  /// handlers to return (their responses go out with "Connection: close"; one a client is not
+  /// reading is given up after read_timeout_s) and joins every thread. Idempotent and thread-safe.
   /// @warning Waits for running handlers: a long-polling handler must watch its own shutdown
   /// signal. Never call it from inside a handler (it would join its own thread).
   void stop();

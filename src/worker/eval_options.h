@@ -30,7 +30,7 @@ struct EvalOptions {
   double call_timeout_s = 30.0;     ///< one correctness call
   double trial_timeout_s = 180.0;   ///< one timing trial (warm-ups + timed calls)
   CompileOptions compile;
-  fs::path scratch_root;    ///< empty: the system temp folder
+  fs::path scratch_root;    ///< empty: cache_root()/scratch (never under /tmp: see docs/sandbox.md)
   std::string runner_path;  ///< empty: ptxbench-runner beside this executable
 
   [[nodiscard]] ordered_json to_json() const;

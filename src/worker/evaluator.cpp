@@ -174,7 +174,9 @@ Verdict Evaluator::run_stages(Context& c) {
       c.fail(Status::INFRA_ERROR, "this host's GPU is " + gpu.arch() + ", the evaluation targets " + m_options.compile.arch);
       return c.v;
     }
-    c.scratch = std::make_unique<TempDir>("ptxbench-eval", c.options.scratch_root);
+    // Not under /tmp: the runner's sandbox mounts a private /tmp over it.
+    c.scratch = std::make_unique<TempDir>("ptxbench-eval", c.options.scratch_root.empty() ? cache_root() / "scratch"
+                                                                                          : c.options.scratch_root);
     c.spec_file = c.scratch->path() / "tensors.json";
     ordered_json specs = ordered_json::array();
     for (const auto& t : c.workload.tensors) specs.push_back(to_json(t));

@@ -4,7 +4,16 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
+
 namespace ptxbench {
+
+FilesystemIsolation filesystem_isolation_setting() {
+  const char* v = std::getenv("PTXBENCH_SANDBOX_FS");
+  if (v && std::string(v) == "off") return FilesystemIsolation::off;
+  if (v && std::string(v) == "required") return FilesystemIsolation::required;
+  return FilesystemIsolation::best_effort;
+}
 
 ProcessSpec sandboxed_spec(const std::vector<std::string>& argv, const fs::path& scratch,
                            std::size_t output_cap_bytes) {
@@ -12,6 +21,11 @@ ProcessSpec sandboxed_spec(const std::vector<std::string>& argv, const fs::path&
   spec.argv = argv;
   spec.cwd = scratch.string();
   spec.network = NetworkIsolation::best_effort;  // needs CAP_SYS_ADMIN; recorded in docs/sandbox.md
+  spec.filesystem = filesystem_isolation_setting();
+  spec.writable_paths = {fs::absolute(scratch).string()};
+  // Tools and the CUDA runtime write caches under $HOME and temp files under $TMPDIR: keep both
+  // inside what stays writable.
+  spec.env_overrides = {"HOME=" + fs::absolute(scratch).string(), "TMPDIR=/tmp", "CUDA_CACHE_DISABLE=1"};
   spec.limits.core_bytes = 0;
   spec.limits.open_files = 4096;
   spec.limits.file_size_bytes = 1ul << 30;

@@ -20,6 +20,9 @@ struct RunnerLaunch {
   std::size_t output_cap_bytes = 256 << 10;
 };
 
+/// $PTXBENCH_SANDBOX_FS: "off", "required", or (default) best effort.
+FilesystemIsolation filesystem_isolation_setting();
+
 /// Sandbox settings shared by every runner start (interactive, sanitizer, profiler).
 ProcessSpec sandboxed_spec(const std::vector<std::string>& argv, const fs::path& scratch,
                            std::size_t output_cap_bytes);

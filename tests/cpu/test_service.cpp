@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <sstream>
 #include <set>
 #include <thread>
 
@@ -156,4 +157,20 @@ TEST_F(ServiceTest, CrashingWorkersAreRestartedAndAPoisonTaskIsGivenUp) {
   int restarts = 0;
   for (const auto& g : health["gpus"]) restarts += g["restarts"].get<int>();
   EXPECT_GE(restarts, 4) << health.dump();
+}
+
+TEST_F(ServiceTest, EvalCommandWorksThroughTheService) {
+  ServiceProcess service(db(), 2);
+  write_file_atomic(dir.path() / "good.cu", "// PTXB_FAKE_SECONDS=0.05\n");
+  write_file_atomic(dir.path() / "bad.cu", "// PTXB_FAKE_STATUS=COMPILE_ERROR\n");
+  ProcessSpec spec;
+  spec.argv = {ptxbench_binary().string(), "eval", "gemm_n7168_k5120", (dir.path() / "good.cu").string(),
+               (dir.path() / "bad.cu").string(), "--service", service.url(), "--json"};
+  spec.env_overrides = {std::string("PTXBENCH_HOME=") + PTXBENCH_SOURCE_DIR};
+  ProcessResult r = run_process(spec, 60);
+  ASSERT_TRUE(r.status.success()) << r.err.text;
+  std::vector<std::string> statuses;
+  std::istringstream lines(r.out.text);
+  for (std::string line; std::getline(lines, line);) statuses.push_back(ordered_json::parse(line)["status"]);
+  EXPECT_EQ(statuses, (std::vector<std::string>{"PASSED", "COMPILE_ERROR"}));
 }

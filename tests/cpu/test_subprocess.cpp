@@ -114,3 +114,25 @@ TEST(ControlChannel, RoundTripTimeoutAndClose) {
   }
   EXPECT_TRUE(child.wait_for(5).has_value());
 }
+
+TEST(Subprocess, ReadOnlyFilesystemViewWhenPermitted) {
+  TempDir scratch("ptxbench-fs-test", fs::current_path());
+  std::string host_marker = "/tmp/ptxbench-host-marker-" + std::to_string(getpid());
+  write_file_atomic(host_marker, "x");
+  ProcessSpec s = sh("touch /etc/ptxbench-should-fail 2>/dev/null && echo etc-writable || echo etc-readonly;"
+                     "touch \"$SCRATCH/ok\" && echo scratch-writable;"
+                     "touch /tmp/mine && echo tmp-writable;"
+                     "test -e " + host_marker + " && echo host-tmp-visible || echo host-tmp-hidden");
+  s.env_overrides = {"SCRATCH=" + scratch.path().string()};
+  s.filesystem = FilesystemIsolation::required;
+  s.writable_paths = {scratch.path().string()};
+  try {
+    auto r = run_process(s, 20);
+    EXPECT_EQ(r.out.text, "etc-readonly\nscratch-writable\ntmp-writable\nhost-tmp-hidden\n") << r.err.text;
+    EXPECT_TRUE(fs::exists(scratch.path() / "ok"));
+    EXPECT_FALSE(fs::exists("/tmp/mine")) << "the child's /tmp must be private";
+  } catch (const EnvironmentError& e) {
+    GTEST_SKIP() << "no permission for mount namespaces here: " << e.what();
+  }
+  fs::remove(host_marker);
+}
