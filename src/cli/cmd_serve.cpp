@@ -106,6 +106,7 @@ int worker(const WorkerArgs& a) {
   WorkerConfig config;
   config.db = a.db;
   config.name = a.name.empty() ? "gpu" + std::to_string(a.device) : a.name;
+  config.device = a.device;
   config.lease_s = a.lease;
   config.max_attempts = a.max_attempts;
   return run_worker(config, *backend, catalog, g_stop);

@@ -1,6 +1,7 @@
 #include "service/eval_backend.h"
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 
@@ -17,7 +18,32 @@ std::string marker(const std::string& source, const std::string& key) {
 }
 }  // namespace
 
+std::string judge_canary(double calibration_us, double measured_us, double tolerance) {
+  if (calibration_us <= 0 || measured_us <= calibration_us * (1.0 + tolerance)) return "";
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "canary took %.1f us, %.0f%% over its calibration of %.1f us", measured_us,
+                100.0 * (measured_us / calibration_us - 1.0), calibration_us);
+  return buf;
+}
+
+HealthReport FakeEvalBackend::check_health() {
+  HealthReport h;
+  h.calibration_key = "fake-gpu" + std::to_string(m_device);
+  h.canary_us = 100.0;
+  h.detail = {{"fake", true}};
+  std::string sick = std::getenv("PTXBENCH_FAKE_SICK_DEVICES") ? std::getenv("PTXBENCH_FAKE_SICK_DEVICES") : "";
+  std::string me = std::to_string(m_device);
+  for (std::size_t start = 0; start <= sick.size();) {
+    std::size_t end = std::min(sick.find(',', start), sick.size());
+    if (sick.substr(start, end - start) == me) h.problem = "fake device " + me + " is sick";
+    start = end + 1;
+  }
+  if (m_broken) h.problem = "a fake evaluation broke fake device " + me;
+  return h;
+}
+
 ordered_json FakeEvalBackend::evaluate(const EvalRequest& r) {
+  if (r.source.find("PTXB_FAKE_BREAKS_GPU") != std::string::npos) m_broken = true;
   if (r.source.find("PTXB_FAKE_CRASH") != std::string::npos) std::abort();
   if (r.source.find("PTXB_FAKE_HANG") != std::string::npos)
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));

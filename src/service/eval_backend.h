@@ -4,28 +4,50 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "common/json_check.h"
 #include "service/eval_request.h"
 
 namespace ptxbench {
 
+/// One health check of a GPU (DESIGN §8): a problem found directly (clock throttling, temperature,
+/// a canary that failed), or the canary's time, which the worker compares with the calibration.
+struct HealthReport {
+  std::string problem;              ///< empty: no problem found directly
+  std::optional<double> canary_us;  ///< the canary kernel's time, when it ran and passed
+  std::string calibration_key;      ///< names the physical GPU (model + PCI bus id)
+  ordered_json detail = ordered_json::object();
+};
+
+/// Canary tolerance: slower than calibration by more than this is unhealthy.
+inline constexpr double kCanaryTolerance = 0.15;
+/// Empty when `measured_us` is within tolerance of `calibration_us`, else the problem.
+std::string judge_canary(double calibration_us, double measured_us, double tolerance = kCanaryTolerance);
+
 class EvalBackend {
  public:
   virtual ~EvalBackend() = default;
   /// A verdict document; never throws for a bad candidate (our own failures become INFRA_ERROR).
   virtual ordered_json evaluate(const EvalRequest& request) = 0;
+  /// Checks the GPU; run at worker start and after an evaluation that was killed or crashed.
+  virtual HealthReport check_health() = 0;
 };
 
 /// Markers: PTXB_FAKE_STATUS=<STATUS> (default PASSED), PTXB_FAKE_SECONDS=<s> (default 0.05),
 /// PTXB_FAKE_CRASH (the worker process aborts), PTXB_FAKE_HANG (never returns).
+/// PTXB_FAKE_BREAKS_GPU makes the next health check fail; $PTXBENCH_FAKE_SICK_DEVICES (comma list)
+/// names devices whose every health check fails.
 class FakeEvalBackend final : public EvalBackend {
  public:
   explicit FakeEvalBackend(int device) : m_device(device) {}
   ordered_json evaluate(const EvalRequest& request) override;
+  HealthReport check_health() override;
 
  private:
   int m_device;
+  bool m_broken = false;
 };
 
 /// The real evaluator on one GPU (defined in the GPU library).

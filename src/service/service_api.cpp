@@ -117,6 +117,9 @@ HttpResponse ServiceApi::definitions() const {
 
 HttpResponse ServiceApi::health() {
   ordered_json gpus = m_gpu_status ? m_gpu_status() : ordered_json::array();
+  auto checks = queue().health_records();
+  for (auto& g : gpus)
+    if (auto it = checks.find(g.value("device", -1)); it != checks.end()) g["last_check"] = it->second;
   bool any_up = false;
   for (const auto& g : gpus) any_up = any_up || g.value("state", "") == "running";
   ordered_json out = {{"status", any_up ? "ok" : "degraded"}, {"gpus", gpus}, {"queue", queue().state_counts()}};

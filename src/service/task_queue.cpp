@@ -74,6 +74,9 @@ TaskQueue::TaskQueue(const std::string& path) : m_db(path) {
   } else if (v != kSchemaVersion) {
     throw Error("queue", "database schema version " + std::to_string(v) + " is not " + std::to_string(kSchemaVersion));
   }
+  m_db.exec("CREATE TABLE IF NOT EXISTS gpu_health (device INTEGER PRIMARY KEY, state TEXT NOT NULL, detail TEXT NOT NULL, "
+            "updated_at REAL NOT NULL)");
+  m_db.exec("CREATE TABLE IF NOT EXISTS calibration (key TEXT PRIMARY KEY, canary_us REAL NOT NULL, created_at REAL NOT NULL)");
   tx.commit();
 }
 
@@ -194,6 +197,35 @@ std::vector<std::pair<std::string, double>> TaskQueue::recent_durations(int64_t 
   st.bind(1, limit);
   while (st.step()) out.emplace_back(st.text(0), st.real(1));
   return out;
+}
+
+void TaskQueue::record_health(int device, const std::string& state, const ordered_json& detail) {
+  m_db.prepare("INSERT INTO gpu_health (device, state, detail, updated_at) VALUES (?, ?, ?, ?) "
+               "ON CONFLICT(device) DO UPDATE SET state = excluded.state, detail = excluded.detail, updated_at = excluded.updated_at")
+      .bind(1, static_cast<int64_t>(device))
+      .bind(2, state)
+      .bind(3, detail.dump())
+      .bind(4, now())
+      .run();
+}
+
+std::map<int, ordered_json> TaskQueue::health_records() {
+  std::map<int, ordered_json> out;
+  auto st = m_db.prepare("SELECT device, state, detail, updated_at FROM gpu_health");
+  while (st.step())
+    out[static_cast<int>(st.integer(0))] = {{"state", st.text(1)}, {"detail", ordered_json::parse(st.text(2))}, {"updated_at", st.real(3)}};
+  return out;
+}
+
+std::optional<double> TaskQueue::calibration(const std::string& key) {
+  auto st = m_db.prepare("SELECT canary_us FROM calibration WHERE key = ?");
+  st.bind(1, key);
+  if (!st.step()) return std::nullopt;
+  return st.real(0);
+}
+
+void TaskQueue::set_calibration(const std::string& key, double us) {
+  m_db.prepare("INSERT OR REPLACE INTO calibration (key, canary_us, created_at) VALUES (?, ?, ?)").bind(1, key).bind(2, us).bind(3, now()).run();
 }
 
 std::optional<TaskRecord> TaskQueue::get(const std::string& id) {

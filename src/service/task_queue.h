@@ -60,6 +60,14 @@ class TaskQueue {
   /// Wall seconds (finish − start) of the most recent finished tasks, for latency summaries.
   [[nodiscard]] std::vector<std::pair<std::string, double>> recent_durations(int64_t limit);
 
+  /// The latest health check of a device, as its worker recorded it.
+  void record_health(int device, const std::string& state, const ordered_json& detail);
+  /// device -> {state, detail, updated_at}
+  [[nodiscard]] std::map<int, ordered_json> health_records();
+  /// Canary calibration (µs) of a GPU, by a key naming the physical device.
+  [[nodiscard]] std::optional<double> calibration(const std::string& key);
+  void set_calibration(const std::string& key, double us);
+
   [[nodiscard]] std::optional<TaskRecord> get(const std::string& id);
   [[nodiscard]] std::map<std::string, int64_t> state_counts();
   [[nodiscard]] std::map<std::string, int64_t> status_counts();

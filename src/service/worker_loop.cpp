@@ -39,10 +39,40 @@ ordered_json infra_verdict(const std::string& message) {
   return {{"schema", "ptxbench.verdict"}, {"schema_version", 1}, {"status", "INFRA_ERROR"}, {"message", message}};
 }
 
+// Statuses after which the GPU may be in a bad state (a runner was killed or crashed on it).
+bool suspicious(const std::string& status) {
+  return status == "TIMEOUT" || status == "RUNTIME_ERROR" || status == "SANITIZER_ERROR";
+}
+
 }  // namespace
+
+std::string check_and_record_health(TaskQueue& queue, EvalBackend& backend, int device) {
+  HealthReport h;
+  try {
+    h = backend.check_health();
+  } catch (const std::exception& e) {
+    h.problem = std::string("health check failed: ") + e.what();
+  }
+  ordered_json detail = h.detail;
+  if (h.problem.empty() && h.canary_us) {
+    detail["canary_us"] = *h.canary_us;
+    if (auto cal = queue.calibration(h.calibration_key)) {
+      detail["calibration_us"] = *cal;
+      h.problem = judge_canary(*cal, *h.canary_us);
+    } else {
+      queue.set_calibration(h.calibration_key, *h.canary_us);
+      detail["calibration_us"] = *h.canary_us;
+      detail["calibrated_now"] = true;
+    }
+  }
+  if (!h.problem.empty()) detail["problem"] = h.problem;
+  queue.record_health(device, h.problem.empty() ? "healthy" : "unhealthy", detail);
+  return h.problem;
+}
 
 int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& catalog, const std::atomic<bool>& stop) {
   TaskQueue queue(config.db);
+  if (!check_and_record_health(queue, backend, config.device).empty()) return kWorkerUnhealthyExit;
   while (!stop) {
     auto claim = queue.claim(config.name, config.lease_s);
     if (!claim) {
@@ -60,9 +90,20 @@ int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& 
       }
     }
     verdict["service"] = {{"task", claim->task.id}, {"worker", config.name}, {"attempt", claim->token}};
-    if (verdict.value("status", "") == "INFRA_ERROR") {
+    std::string status = verdict.value("status", "");
+    if (status == "INFRA_ERROR") {
       queue.requeue(*claim, verdict.value("message", std::string("infrastructure error")), config.max_attempts, verdict);
       return kWorkerUnhealthyExit;
+    }
+    if (suspicious(status)) {
+      std::string problem = check_and_record_health(queue, backend, config.device);
+      if (!problem.empty()) {
+        // The GPU, not the candidate, may have caused this verdict: run it again elsewhere.
+        ordered_json infra = {{"schema", "ptxbench.verdict"}, {"schema_version", 1}, {"status", "INFRA_ERROR"},
+                              {"message", "GPU unhealthy after this evaluation: " + problem}, {"service", verdict["service"]}};
+        queue.requeue(*claim, infra["message"].get<std::string>(), config.max_attempts, infra);
+        return kWorkerUnhealthyExit;
+      }
     }
     queue.complete(*claim, verdict);
   }

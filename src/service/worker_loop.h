@@ -8,12 +8,14 @@
 
 #include "definitions/catalog.h"
 #include "service/eval_backend.h"
+#include "service/task_queue.h"
 
 namespace ptxbench {
 
 struct WorkerConfig {
   std::string db;
   std::string name;        ///< "gpu0": the claim owner
+  int device = 0;
   double lease_s = 60.0;   ///< a claim not renewed for this long goes back to the queue
   double poll_s = 0.1;     ///< idle wait between claim attempts
   int64_t max_attempts = 3;
@@ -23,7 +25,13 @@ struct WorkerConfig {
 /// Exit code of a worker that stopped because its evaluation failed on our side (INFRA_ERROR).
 inline constexpr int kWorkerUnhealthyExit = 75;
 
-/// Runs until `stop` becomes true (returns 0) or an INFRA_ERROR (returns kWorkerUnhealthyExit).
+/// Checks the GPU (the backend's check plus the canary against its calibration) and records the
+/// result for /v1/health. Returns the problem, or "" when healthy.
+std::string check_and_record_health(TaskQueue& queue, EvalBackend& backend, int device);
+
+/// Checks the GPU first (an unhealthy GPU takes no work); then claims and evaluates until `stop`
+/// becomes true (returns 0). An INFRA_ERROR, or a failed health check after an evaluation that was
+/// killed or crashed, hands the task back to the queue and returns kWorkerUnhealthyExit.
 int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& catalog, const std::atomic<bool>& stop);
 
 }  // namespace ptxbench

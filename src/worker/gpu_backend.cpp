@@ -2,15 +2,47 @@
 // cached between tasks); the request's options apply to its evaluation only.
 #include <cuda_runtime.h>
 
+#include "common/fs.h"
+#include "gpu/gpu_info.h"
+#include "gpu/nvml_probe.h"
 #include "service/eval_backend.h"
 #include "worker/evaluator.h"
 
 namespace ptxbench {
 namespace {
 
+// The canary: the pack's expert GEMM, which must pass and run within tolerance of its calibration.
+constexpr const char* kCanaryDefinition = "gemm_n7168_k5120";
+constexpr const char* kCanaryKernel = "knowledge/hopper/experts/gemm_n7168_k5120.cu";
+
 class GpuEvalBackend final : public EvalBackend {
  public:
-  GpuEvalBackend(const Catalog& catalog, int device) : m_evaluator(catalog, defaults(device)) {}
+  GpuEvalBackend(const Catalog& catalog, int device) : m_evaluator(catalog, defaults(device)), m_device(device) {}
+
+  HealthReport check_health() override {
+    HealthReport h;
+    char bus[32] = {0};
+    cudaDeviceGetPCIBusId(bus, sizeof bus, m_device);
+    GpuInfo gpu = query_gpu(m_device);
+    h.calibration_key = gpu.name + "@" + bus;
+    NvmlReading nvml = read_nvml(bus);
+    h.detail["nvml"] = to_json(nvml);
+    h.problem = health_problem(nvml);
+    if (!h.problem.empty()) return h;
+    EvalOptions o = m_evaluator.options();
+    o.sanitize = o.profile = false;
+    o.correctness_trials = o.timing.trials = 1;
+    o.timing.warmup_calls = 3;
+    o.timing.timed_calls = 10;
+    Verdict v = m_evaluator.evaluate_source(kCanaryDefinition, "", read_file(data_root() / kCanaryKernel), o);
+    h.detail["canary"] = {{"status", to_string(v.status)}, {"message", v.message}};
+    if (v.status != Status::PASSED || !v.candidate_us) {
+      h.problem = "canary kernel " + to_string(v.status) + ": " + v.message;
+      return h;
+    }
+    h.canary_us = *v.candidate_us;
+    return h;
+  }
 
   ordered_json evaluate(const EvalRequest& r) override {
     try {
@@ -28,6 +60,7 @@ class GpuEvalBackend final : public EvalBackend {
     return o;
   }
   Evaluator m_evaluator;
+  int m_device;
 };
 
 }  // namespace

@@ -174,3 +174,32 @@ TEST_F(ServiceTest, EvalCommandWorksThroughTheService) {
   for (std::string line; std::getline(lines, line);) statuses.push_back(ordered_json::parse(line)["status"]);
   EXPECT_EQ(statuses, (std::vector<std::string>{"PASSED", "COMPILE_ERROR"}));
 }
+
+TEST_F(ServiceTest, AnUnhealthyGpuAfterAKillRequeuesTheTaskAndASickGpuIsExcluded) {
+  ::setenv("PTXBENCH_FAKE_SICK_DEVICES", "1", 1);  // inherited by the service and its workers
+  ServiceProcess service(db(), 2);
+  ::unsetenv("PTXBENCH_FAKE_SICK_DEVICES");
+  ServiceClient client(service.url());
+  // A TIMEOUT on a healthy GPU is the candidate's verdict; one that breaks the GPU is re-run.
+  ordered_json plain = client.wait_done(client.submit(submission("// PTXB_FAKE_STATUS=TIMEOUT")), 60);
+  EXPECT_EQ(plain["status"], "TIMEOUT");
+  EXPECT_EQ(plain["attempts"], 1);
+  ordered_json broke = client.wait_done(client.submit(submission("// PTXB_FAKE_STATUS=TIMEOUT PTXB_FAKE_BREAKS_GPU")), 90);
+  EXPECT_EQ(broke["status"], "INFRA_ERROR") << broke.dump();
+  EXPECT_EQ(broke["attempts"], 3);
+  EXPECT_NE(broke["verdict"]["message"].get<std::string>().find("GPU unhealthy after this evaluation"), std::string::npos);
+  // Device 1 fails every health check: it never takes work and ends up excluded.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 5; ++i) ids.push_back(client.submit(submission("// ok " + std::to_string(i))));
+  for (const auto& id : ids) EXPECT_EQ(client.wait_done(id, 60)["worker"], "gpu0");
+  ordered_json gpus;
+  for (int i = 0; i < 150; ++i) {
+    gpus = ordered_json::parse(client.request("GET", "/v1/health").body)["gpus"];
+    if (gpus[1]["state"] == "excluded") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
+  EXPECT_EQ(gpus[1]["state"], "excluded") << gpus.dump();
+  EXPECT_EQ(gpus[1]["last_check"]["state"], "unhealthy");
+  EXPECT_EQ(gpus[0]["last_check"]["state"], "healthy");
+  EXPECT_EQ(gpus[0]["last_check"]["detail"]["calibration_us"], 100.0);
+}
