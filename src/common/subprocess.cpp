@@ -68,7 +68,7 @@ struct MountPoint {
 };
 
 // Mount points to remount read-only, read before fork (parsing is not async-signal-safe).
-std::vector<MountPoint> mounts_to_protect(const std::vector<std::string>& writable) {
+std::vector<MountPoint> mounts_to_protect(const std::vector<std::string>& writable, bool private_tmp) {
   std::vector<MountPoint> out;
   std::ifstream in("/proc/self/mountinfo");
   std::string line;
@@ -80,7 +80,7 @@ std::vector<MountPoint> mounts_to_protect(const std::vector<std::string>& writab
     std::string id, parent, dev, root, mp, opts;
     f >> id >> parent >> dev >> root >> mp >> opts;
     if (mp.empty()) continue;
-    bool skip = under(mp, "/proc") || under(mp, "/sys") || under(mp, "/dev") || under(mp, "/tmp");
+    bool skip = under(mp, "/proc") || under(mp, "/sys") || under(mp, "/dev") || (private_tmp && under(mp, "/tmp"));
     for (const auto& w : writable) skip = skip || under(mp, w);
     if (skip) continue;
     MountPoint m{mp, 0};
@@ -99,12 +99,20 @@ std::vector<MountPoint> mounts_to_protect(const std::vector<std::string>& writab
 }
 
 // In the child: private mount namespace, writable binds, private /tmp, everything else read-only.
-bool isolate_filesystem(const std::vector<MountPoint>& mounts, const std::vector<std::string>& writable) {
+// A fresh tmpfs on /tmp would hide writable paths below /tmp, so /tmp is private only when none is.
+bool private_tmp_possible(const std::vector<std::string>& writable) {
+  for (const auto& w : writable)
+    if (w == "/tmp" || w.rfind("/tmp/", 0) == 0) return false;
+  return true;
+}
+
+bool isolate_filesystem(const std::vector<MountPoint>& mounts, const std::vector<std::string>& writable,
+                        bool private_tmp) {
   if (unshare(CLONE_NEWNS) != 0) return false;
   if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
   for (const auto& w : writable)
     if (mount(w.c_str(), w.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) return false;
-  if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=2g,mode=1777") != 0) return false;
+  if (private_tmp && mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=2g,mode=1777") != 0) return false;
   bool root_done = false;
   for (const auto& m : mounts) {
     int rc = mount(nullptr, m.path.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | m.flags, nullptr);
@@ -277,7 +285,8 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) {
   argv.push_back(nullptr);
 
   std::vector<MountPoint> protect;
-  if (spec.filesystem != FilesystemIsolation::off) protect = mounts_to_protect(spec.writable_paths);
+  const bool private_tmp = private_tmp_possible(spec.writable_paths);
+  if (spec.filesystem != FilesystemIsolation::off) protect = mounts_to_protect(spec.writable_paths, private_tmp);
 
   Pipe out, err, status;
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -317,7 +326,7 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) {
     if (spec.network != NetworkIsolation::off && unshare(CLONE_NEWNET) != 0 &&
         spec.network == NetworkIsolation::required)
       child_fail(sfd, 4);
-    if (spec.filesystem != FilesystemIsolation::off && !isolate_filesystem(protect, spec.writable_paths) &&
+    if (spec.filesystem != FilesystemIsolation::off && !isolate_filesystem(protect, spec.writable_paths, private_tmp) &&
         spec.filesystem == FilesystemIsolation::required)
       child_fail(sfd, 7);
     if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) child_fail(sfd, 5);

@@ -25,7 +25,8 @@ struct ResourceLimits {
 enum class NetworkIsolation { off, best_effort, required };
 
 /// A private mount namespace in which every mount is read-only except `writable_paths` (bind
-/// mounts of themselves), /dev, /proc, /sys, and a fresh tmpfs on /tmp. Needs CAP_SYS_ADMIN.
+/// mounts of themselves), /dev, /proc, /sys, and a fresh tmpfs on /tmp (only when no writable path
+/// lies under /tmp, which the tmpfs would hide). Needs CAP_SYS_ADMIN.
 enum class FilesystemIsolation { off, best_effort, required };
 
 struct ProcessSpec {

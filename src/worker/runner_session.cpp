@@ -25,7 +25,8 @@ ProcessSpec sandboxed_spec(const std::vector<std::string>& argv, const fs::path&
   spec.writable_paths = {fs::absolute(scratch).string()};
   // Tools and the CUDA runtime write caches under $HOME and temp files under $TMPDIR: keep both
   // inside what stays writable.
-  spec.env_overrides = {"HOME=" + fs::absolute(scratch).string(), "TMPDIR=/tmp", "CUDA_CACHE_DISABLE=1"};
+  spec.env_overrides = {"HOME=" + fs::absolute(scratch).string(), "TMPDIR=" + fs::absolute(scratch).string(),
+                        "CUDA_CACHE_DISABLE=1"};
   spec.limits.core_bytes = 0;
   spec.limits.open_files = 4096;
   spec.limits.file_size_bytes = 1ul << 30;

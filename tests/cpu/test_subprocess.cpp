@@ -116,7 +116,8 @@ TEST(ControlChannel, RoundTripTimeoutAndClose) {
 }
 
 TEST(Subprocess, ReadOnlyFilesystemViewWhenPermitted) {
-  TempDir scratch("ptxbench-fs-test", fs::current_path());
+  TempDir scratch("ptxbench-fs-test", cache_root() / "test-scratch");  // not under /tmp: see below
+  if (scratch.path().string().rfind("/tmp/", 0) == 0) GTEST_SKIP() << "the cache folder is under /tmp here";
   std::string host_marker = "/tmp/ptxbench-host-marker-" + std::to_string(getpid());
   write_file_atomic(host_marker, "x");
   ProcessSpec s = sh("touch /etc/ptxbench-should-fail 2>/dev/null && echo etc-writable || echo etc-readonly;"
@@ -135,4 +136,20 @@ TEST(Subprocess, ReadOnlyFilesystemViewWhenPermitted) {
     GTEST_SKIP() << "no permission for mount namespaces here: " << e.what();
   }
   fs::remove(host_marker);
+}
+
+// A writable folder under /tmp stays writable; /tmp is then not replaced (a tmpfs would hide it).
+TEST(Subprocess, ReadOnlyFilesystemViewKeepsAWritableFolderUnderTmp) {
+  TempDir scratch("ptxbench-fs-test");  // under /tmp
+  ProcessSpec s = sh("touch \"$SCRATCH/ok\" && echo scratch-writable; touch /etc/x 2>/dev/null || echo etc-readonly");
+  s.env_overrides = {"SCRATCH=" + scratch.path().string()};
+  s.filesystem = FilesystemIsolation::required;
+  s.writable_paths = {scratch.path().string()};
+  try {
+    auto r = run_process(s, 20);
+    EXPECT_EQ(r.out.text, "scratch-writable\netc-readonly\n") << r.err.text;
+    EXPECT_TRUE(fs::exists(scratch.path() / "ok"));
+  } catch (const EnvironmentError& e) {
+    GTEST_SKIP() << "no permission for mount namespaces here: " << e.what();
+  }
 }
