@@ -9,10 +9,11 @@
 namespace ptxbench {
 
 FilesystemIsolation filesystem_isolation_setting() {
+  // NOTES: off by default until validated with ncu and compute-sanitizer on the GPU hosts.
   const char* v = std::getenv("PTXBENCH_SANDBOX_FS");
-  if (v && std::string(v) == "off") return FilesystemIsolation::off;
+  if (v && std::string(v) == "best_effort") return FilesystemIsolation::best_effort;
   if (v && std::string(v) == "required") return FilesystemIsolation::required;
-  return FilesystemIsolation::best_effort;
+  return FilesystemIsolation::off;
 }
 
 ProcessSpec sandboxed_spec(const std::vector<std::string>& argv, const fs::path& scratch,
@@ -22,11 +23,13 @@ ProcessSpec sandboxed_spec(const std::vector<std::string>& argv, const fs::path&
   spec.cwd = scratch.string();
   spec.network = NetworkIsolation::best_effort;  // needs CAP_SYS_ADMIN; recorded in docs/sandbox.md
   spec.filesystem = filesystem_isolation_setting();
-  spec.writable_paths = {fs::absolute(scratch).string()};
-  // Tools and the CUDA runtime write caches under $HOME and temp files under $TMPDIR: keep both
-  // inside what stays writable.
-  spec.env_overrides = {"HOME=" + fs::absolute(scratch).string(), "TMPDIR=" + fs::absolute(scratch).string(),
-                        "CUDA_CACHE_DISABLE=1"};
+  if (spec.filesystem != FilesystemIsolation::off) {
+    spec.writable_paths = {fs::absolute(scratch).string()};
+    // Tools and the CUDA runtime write caches under $HOME and temp files under $TMPDIR: keep both
+    // inside what stays writable.
+    spec.env_overrides = {"HOME=" + fs::absolute(scratch).string(), "TMPDIR=" + fs::absolute(scratch).string(),
+                          "CUDA_CACHE_DISABLE=1"};
+  }
   spec.limits.core_bytes = 0;
   spec.limits.open_files = 4096;
   spec.limits.file_size_bytes = 1ul << 30;
