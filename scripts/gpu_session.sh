@@ -2,6 +2,7 @@
 # One call on a GPU host (the `device` tool, or any sm_90a machine): GPU tests, then the benchmark
 # numbers recorded in results/. Writes logs to $OUT (default /tmp/ptxbench-out).
 #   PTXBENCH_BIN   folder with ptxbench, ptxbench-runner, ptxbench_gpu_tests (default build/bin)
+#   SECTIONS       which parts, in order (default "tests bench fixtures"); also: sandbox, load
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -21,8 +22,13 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,
   --format=csv > "$OUT/gpu.txt" 2>&1
 git rev-parse HEAD >> "$OUT/gpu.txt" 2>/dev/null
 
+
+section_tests() {
 log "reference, baseline, pack template and expert tests"
 timeout -s KILL 180 "$BIN/ptxbench_gpu_tests" --gtest_filter='RandomFill*:GemmReference*:Baseline*:Sm90Templates*:FixtureVerdicts.Expert*' 2>&1 | tee "$OUT/gpu_tests.log" | grep -E "^\[fixture\]|OK \]|FAILED|Failure|Expected|Which is|actual|PASSED"
+}
+
+section_bench() {
 log "expert GEMM: one full evaluation, then 3 timing-only evaluations"
 timeout -s KILL 200 "$BIN/ptxbench" eval $def knowledge/hopper/experts/gemm_n7168_k5120.cu --json > "$OUT/expert.jsonl" 2>>"$OUT/bench.log"
 timeout -s KILL 200 "$BIN/ptxbench" eval $def knowledge/hopper/experts/gemm_n7168_k5120.cu --repeat 3 --no-sanitize --no-profile --json >> "$OUT/expert.jsonl" 2>>"$OUT/bench.log"
@@ -50,8 +56,30 @@ for c in .devcarry/extra/*.cubin; do [ -f "$c" ] && cuobjdump -sass "$c" > "$OUT
 cubin=$(ls -d "$PTXBENCH_CACHE_DIR"/*/*/candidate.cubin 2>/dev/null | head -50 | while read c; do grep -l wgmma_tma "$(dirname "$c")/candidate.cu" >/dev/null 2>&1 && echo "$c"; done | head -1)
 [ -n "$cubin" ] && cuobjdump -sass "$cubin" > "$OUT/wgmma_tma_sass.txt" 2>&1
 
+}
+
+section_fixtures() {
 log "fixture verdicts (GPU test)"
 mkdir -p /tmp/verdicts
 PTXBENCH_TEST_OUT=/tmp/verdicts timeout -s KILL 420 "$BIN/ptxbench_gpu_tests" --gtest_filter='FixtureVerdicts*' 2>&1 | tee -a "$OUT/gpu_tests.log" | grep -E "^\[fixture\]|OK|FAILED|PASSED|Failure|Expected|Which is|actual"
 tar czf "$OUT/verdicts.tgz" -C /tmp verdicts
+}
+
+# The runner's read-only filesystem view, required (not best effort): compute-sanitizer and ncu
+# must work inside it.
+section_sandbox() {
+  log "full evaluation with PTXBENCH_SANDBOX_FS=required"
+  PTXBENCH_SANDBOX_FS=required timeout -s KILL 120 "$BIN/ptxbench" eval $def tests/fixtures/gemm/wgmma_tma_gemm.cu --json \
+    > "$OUT/sandbox.jsonl" 2>>"$OUT/bench.log"
+  python3 -c "import json,sys; v=json.loads(open(sys.argv[1]).readline()); print('sandbox eval:', v['status'], v.get('speedup'), v['message'][:200])" \
+    "$OUT/sandbox.jsonl" 2>&1 | tee -a "$OUT/bench.log"
+}
+
+section_load() {
+  log "service load (scripts/service_load.sh)"
+  OUT="$OUT" PTXBENCH_BIN="$BIN" timeout -s KILL ${LOAD_LIMIT_S:-420} bash scripts/service_load.sh
+  tail -25 "$OUT/load.log" | tee -a "$OUT/bench.log"
+}
+
+for section in ${SECTIONS:-tests bench fixtures}; do "section_$section"; done
 log done

@@ -13,6 +13,23 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# cuDNN 9 (headers and libcudnn.so.9) for the attention baselines: a no-op where the toolkit
+# directory, the system or $CUDNN_ROOT already has it; else NVIDIA's CUDA apt repository's package.
+have_cudnn=no
+for f in /usr/local/cuda/include/cudnn_graph.h /usr/include/cudnn_graph.h /usr/include/*/cudnn_graph.h \
+         "${CUDNN_ROOT:-/nonexistent}/include/cudnn_graph.h"; do
+  [ -f "$f" ] && have_cudnn=yes
+done
+if [ "$have_cudnn" = no ]; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  echo "setup: installing libcudnn9-dev-cuda-13 (cuDNN 9 for CUDA 13)"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends libcudnn9-dev-cuda-13 >/dev/null || {
+    echo "setup: cuDNN 9 not found and libcudnn9-dev-cuda-13 not installable (it comes from NVIDIA's CUDA apt" \
+         "repository); or unpack cuDNN 9 and set CUDNN_ROOT" >&2
+    exit 1
+  }
+fi
 export PATH=/usr/local/cuda/bin:$PATH
 if ! command -v nvcc >/dev/null; then
   echo "setup: nvcc not found; install the CUDA toolkit under /usr/local/cuda" >&2

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <thread>
@@ -34,8 +35,9 @@ void install_stop_handlers() {
 
 struct ServeArgs {
   std::string listen = "127.0.0.1:8742", db, gpus = "auto";
-  int fake_gpus = 0;
+  int fake_gpus = 0, workers_per_gpu = 1;
   double lease = 120, retention_hours = 24 * 7;
+  double sanitize_timeout = 0, call_timeout = 0;  // 0: the evaluator's defaults
   int threads = 64;
 };
 
@@ -47,6 +49,9 @@ int serve(const ServeArgs& a) {
   pool_config.self_exe = (executable_dir() / "ptxbench").string();
   pool_config.db = db;
   pool_config.lease_s = a.lease;
+  pool_config.workers_per_gpu = a.workers_per_gpu;
+  if (a.sanitize_timeout > 0) pool_config.worker_args.insert(pool_config.worker_args.end(), {"--sanitize-timeout", std::to_string(a.sanitize_timeout)});
+  if (a.call_timeout > 0) pool_config.worker_args.insert(pool_config.worker_args.end(), {"--call-timeout", std::to_string(a.call_timeout)});
   if (a.fake_gpus > 0) {
     pool_config.fake = true;
     for (int d = 0; d < a.fake_gpus; ++d) pool_config.devices.push_back(d);
@@ -69,9 +74,10 @@ int serve(const ServeArgs& a) {
   install_stop_handlers();
   pool.start();
   server.start();
-  fmt::print("ptxbench service listening on http://{} ({} {}worker{}, queue {}, {} task{} recovered)\n", server.address(),
-             pool_config.devices.size(), pool_config.fake ? "fake " : "", pool_config.devices.size() == 1 ? "" : "s", db,
-             recovered, recovered == 1 ? "" : "s");
+  std::size_t workers = pool_config.devices.size() * static_cast<std::size_t>(std::max(1, a.workers_per_gpu));
+  fmt::print("ptxbench service listening on http://{} ({} GPU{}, {} {}worker{}, queue {}, {} task{} recovered)\n",
+             server.address(), pool_config.devices.size(), pool_config.devices.size() == 1 ? "" : "s", workers,
+             pool_config.fake ? "fake " : "", workers == 1 ? "" : "s", db, recovered, recovered == 1 ? "" : "s");
   std::fflush(stdout);
   auto last_expiry = std::chrono::steady_clock::now() - std::chrono::hours(1);
   while (!g_stop) {
@@ -90,7 +96,8 @@ int serve(const ServeArgs& a) {
 }
 
 struct WorkerArgs {
-  std::string db, name;
+  std::string db, name, gpu_lock;
+  double sanitize_timeout = 0, call_timeout = 0;
   int device = 0;
   double lease = 120;
   int64_t max_attempts = 3;
@@ -101,8 +108,16 @@ int worker(const WorkerArgs& a) {
   install_stop_handlers();
   Catalog catalog = Catalog::load(data_root());
   std::unique_ptr<EvalBackend> backend;
-  if (a.fake) backend = std::make_unique<FakeEvalBackend>(a.device);
-  else backend = make_gpu_backend(catalog, a.device);
+  if (a.fake) {
+    backend = std::make_unique<FakeEvalBackend>(a.device, a.gpu_lock);
+  } else {
+    EvalOptions base;
+    base.device = a.device;
+    base.gpu_lock = a.gpu_lock;
+    if (a.sanitize_timeout > 0) base.sanitize_timeout_s = a.sanitize_timeout;
+    if (a.call_timeout > 0) base.call_timeout_s = a.call_timeout;
+    backend = make_gpu_backend(catalog, base);
+  }
   WorkerConfig config;
   config.db = a.db;
   config.name = a.name.empty() ? "gpu" + std::to_string(a.device) : a.name;
@@ -124,6 +139,11 @@ void register_serve(CLI::App& app, Action& action) {
   serve_cmd->add_option("--lease", s.lease, "seconds a claimed task may go without a worker heartbeat");
   serve_cmd->add_option("--retention-hours", s.retention_hours, "finished tasks are kept this long");
   serve_cmd->add_option("--threads", s.threads, "HTTP handler threads (long-polls hold one each)");
+  serve_cmd->add_option("--workers-per-gpu", s.workers_per_gpu,
+                        "worker processes per GPU: untimed stages overlap, timing runs alone (default 1)")
+      ->check(CLI::Range(1, 16));
+  serve_cmd->add_option("--sanitize-timeout", s.sanitize_timeout, "seconds per compute-sanitizer run (default 120)");
+  serve_cmd->add_option("--call-timeout", s.call_timeout, "seconds per correctness call (default 30)");
   serve_cmd->callback([&action] { action = [] { return serve(s); }; });
 
   static WorkerArgs w;
@@ -134,6 +154,9 @@ void register_serve(CLI::App& app, Action& action) {
   worker_cmd->add_option("--lease", w.lease, "claim lease seconds");
   worker_cmd->add_option("--max-attempts", w.max_attempts, "tries before a task is given up as INFRA_ERROR");
   worker_cmd->add_flag("--fake", w.fake, "evaluate with the fake backend (no GPU)");
+  worker_cmd->add_option("--gpu-lock", w.gpu_lock, "lock file shared with the other workers of this GPU");
+  worker_cmd->add_option("--sanitize-timeout", w.sanitize_timeout, "seconds per compute-sanitizer run");
+  worker_cmd->add_option("--call-timeout", w.call_timeout, "seconds per correctness call");
   worker_cmd->callback([&action] { action = [] { return worker(w); }; });
 }
 

@@ -1,5 +1,6 @@
-// `ptxbench suite run|materialize SUITE`: evaluate a candidate suite and compare every verdict with
-// the one expected (the main job for the bundled fixtures), or write its cases out as files.
+// `ptxbench suite run|load|materialize SUITE`: evaluate a candidate suite and compare every verdict
+// with the one expected (the main job for the bundled fixtures), put a suite's cases as load on the
+// evaluation service, or write its cases out as files.
 #include <fmt/format.h>
 
 #include "cli/commands.h"
@@ -7,6 +8,7 @@
 #include "common/fs.h"
 #include "definitions/catalog.h"
 #include "suite/candidate_suite.h"
+#include "suite/suite_load.h"
 
 namespace ptxbench::cli {
 namespace {
@@ -40,6 +42,49 @@ int run_suite(const Args& a) {
   return infra ? 3 : (wrong ? 1 : 0);
 }
 
+struct LoadArgs {
+  std::vector<std::string> suites;
+  LoadOptions load;
+  std::string out;
+  int64_t seed = -1;
+  int trials = 0;
+};
+
+int run_suite_load(LoadArgs& a) {
+  std::vector<LoadCase> cases;
+  for (const auto& file : a.suites) {
+    CandidateSuite suite = load_suite(file);
+    for (auto& c : suite.cases) cases.push_back({suite.definition, std::move(c)});
+  }
+  if (a.seed >= 0) a.load.options["seed"] = a.seed;
+  if (a.trials > 0) a.load.options["trials"] = a.trials;
+  fmt::print("[load] {} submissions of {} cases from {} clients to {}\n", a.load.count, cases.size(), a.load.clients, a.load.service);
+  std::fflush(stdout);
+  LoadReport report = run_load(cases, a.load, [&](const LoadRecord& r, int done) {
+    fmt::print("[load] {:>4}/{} {:<28} {:<20} {:>6.1f} s{}{}\n", done, a.load.count, r.case_name, r.lost ? "LOST" : r.status,
+               r.latency_s(), r.attempts > 1 ? fmt::format(" (run {} times)", r.attempts) : "",
+               r.mismatches.empty() ? "" : "  MISMATCH: " + r.mismatches.front());
+    std::fflush(stdout);
+  });
+  ordered_json summary = report.summary();
+  if (!a.out.empty()) {
+    std::string lines;
+    for (const auto& r : report.records) lines += r.to_json().dump() + "\n";
+    write_file_atomic(a.out, lines);
+    write_file_atomic(a.out + ".summary.json", summary.dump(2) + "\n");
+  }
+  fmt::print("{:<22} {:>6} {:>9} {:>9} {:>9} {:>10}\n", "status", "count", "p50 s", "p95 s", "max s", "eval p50 s");
+  for (const auto& [status, s] : summary["by_status"].items())
+    fmt::print("{:<22} {:>6} {:>9.2f} {:>9.2f} {:>9.2f} {:>10.2f}\n", status, s["count"].get<int>(), s["p50_s"].get<double>(),
+               s["p95_s"].get<double>(), s["max_s"].get<double>(), s["eval_p50_s"].get<double>());
+  fmt::print("{} of {} as expected, {} lost, {} distinct task ids, {} re-run by the service, {} resent; "
+             "{:.1f} evaluations/min over {:.0f} s\n",
+             summary["as_expected"].get<int>(), summary["submissions"].get<int>(), summary["lost"].get<int>(),
+             summary["distinct_task_ids"].get<int>(), summary["rerun_by_service"].get<int>(), summary["resent_by_client"].get<int>(),
+             summary["evaluations_per_minute"].get<double>(), summary["wall_s"].get<double>());
+  return report.all_as_expected() && summary["distinct_task_ids"].get<std::size_t>() == report.records.size() ? 0 : 1;
+}
+
 }  // namespace
 
 void register_suite(CLI::App& app, Action& action) {
@@ -51,6 +96,22 @@ void register_suite(CLI::App& app, Action& action) {
   run->add_option("--only", a.only, "case names to run (default: all)");
   add_eval_options(run, a.eval);
   run->callback([&action] { action = [] { return run_suite(a); }; });
+  static LoadArgs l;
+  auto* load = cmd->add_subcommand("load", "submit suite cases to a running service from concurrent clients; check every verdict");
+  load->add_option("suites", l.suites, "suite JSON files (cases of all are mixed)")->required();
+  load->add_option("--service", l.load.service, "service URL, e.g. http://127.0.0.1:8742")->required();
+  load->add_option("--count", l.load.count, "submissions (default 200)")->check(CLI::PositiveNumber);
+  load->add_option("--clients", l.load.clients, "concurrent clients (default 8)")->check(CLI::PositiveNumber);
+  load->add_option("--workload", l.load.workload, "workload uuid (default: each definition's default)");
+  load->add_option("--key-prefix", l.load.key_prefix, "idempotency key prefix (default: from the clock)");
+  load->add_option("--shuffle-seed", l.load.shuffle_seed, "order of cases within each round");
+  load->add_option("--timeout", l.load.timeout_s, "seconds from submission to verdict before a task counts as lost");
+  load->add_option("--outage", l.load.outage_s, "seconds a client keeps retrying an unreachable service");
+  load->add_option("--seed", l.seed, "input seed sent with every request");
+  load->add_option("--trials", l.trials, "correctness and timing trials sent with every request");
+  load->add_option("--out", l.out, "write one JSON line per submission here, and the summary to OUT.summary.json");
+  load->callback([&action] { action = [] { return run_suite_load(l); }; });
+
   auto* mat = cmd->add_subcommand("materialize", "write each case as a standalone .cu file");
   mat->add_option("suite", a.suite, "suite JSON")->required();
   mat->add_option("dir", a.dir, "output folder")->required();

@@ -14,5 +14,7 @@ void register_eval(CLI::App& app, Action& action);
 void register_suite(CLI::App& app, Action& action);
 void register_prompt(CLI::App& app, Action& action);
 void register_serve(CLI::App& app, Action& action);
+void register_run(CLI::App& app, Action& action);
+void register_report(CLI::App& app, Action& action);
 
 }  // namespace ptxbench::cli

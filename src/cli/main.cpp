@@ -15,6 +15,8 @@ int main(int argc, char** argv) {
   ptxbench::cli::register_suite(app, action);
   ptxbench::cli::register_prompt(app, action);
   ptxbench::cli::register_serve(app, action);
+  ptxbench::cli::register_run(app, action);
+  ptxbench::cli::register_report(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,6 +1,7 @@
 #include "common/stats.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "common/error.h"
@@ -17,6 +18,14 @@ double median(std::vector<double> v) {
 double mean(const std::vector<double>& v) {
   PTXB_ENSURE(!v.empty(), "stats", "mean of no values");
   return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+double quantile(std::vector<double> v, double q) {
+  PTXB_ENSURE(!v.empty(), "stats", "quantile of no values");
+  PTXB_ENSURE(q >= 0 && q <= 1, "stats", "quantile outside [0, 1]");
+  std::sort(v.begin(), v.end());
+  auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+  return v[rank == 0 ? 0 : rank - 1];
 }
 
 double min_of(const std::vector<double>& v) {

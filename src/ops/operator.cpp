@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "gpu/random_fill.h"
 #include "ops/gemm_op.h"
+#include "ops/mha_op.h"
 
 namespace ptxbench {
 
@@ -37,7 +38,10 @@ double Operator::min_bytes(const ResolvedWorkload& w) const {
 
 std::unique_ptr<Operator> make_operator(const std::string& op_type) {
   if (op_type == "gemm") return std::make_unique<GemmOperator>();
-  throw InputError("ops", "no trusted implementation for op_type '" + op_type + "' (supported: gemm)");
+  if (op_type == "mha_fwd" || op_type == "mha_fwd_causal") return std::make_unique<MhaFwdOperator>(op_type == "mha_fwd_causal");
+  if (op_type == "mha_bwd" || op_type == "mha_bwd_causal") return std::make_unique<MhaBwdOperator>(op_type == "mha_bwd_causal");
+  throw InputError("ops", "no trusted implementation for op_type '" + op_type +
+                              "' (supported: gemm, mha_fwd, mha_fwd_causal, mha_bwd, mha_bwd_causal)");
 }
 
 }  // namespace ptxbench

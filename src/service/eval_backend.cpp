@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "verdict/verdict.h"
+#include "worker/gpu_lock.h"
 
 namespace ptxbench {
 namespace {
@@ -49,15 +50,35 @@ ordered_json FakeEvalBackend::evaluate(const EvalRequest& r) {
     for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
   std::string status = marker(r.source, "PTXB_FAKE_STATUS");
   std::string seconds = marker(r.source, "PTXB_FAKE_SECONDS");
-  std::this_thread::sleep_for(std::chrono::duration<double>(seconds.empty() ? 0.05 : std::stod(seconds)));
+  double work_s = seconds.empty() ? 0.05 : std::stod(seconds);
+  GpuLock lock(m_gpu_lock);
+  ordered_json holds = ordered_json::object();
+  auto now = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
+  {
+    GpuLock::Hold shared = lock.acquire(GpuLock::Mode::shared);
+    double t0 = now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(lock.enabled() ? work_s * 0.8 : work_s));
+    holds["shared"] = {t0, now()};
+  }
+  if (lock.enabled()) {
+    GpuLock::Hold exclusive = lock.acquire(GpuLock::Mode::exclusive);
+    double t0 = now();
+    std::this_thread::sleep_for(std::chrono::duration<double>(work_s * 0.2));
+    holds["exclusive"] = {t0, now()};
+  }
   Verdict v;
   v.status = parse_status(status.empty() ? "PASSED" : status).value_or(Status::INFRA_ERROR);
   v.message = "fake evaluation on device " + std::to_string(m_device) + " (no GPU used)";
+  if (std::string speedup = marker(r.source, "PTXB_FAKE_SPEEDUP"); !speedup.empty() && v.status == Status::PASSED) {
+    v.speedup = std::stod(speedup);
+    v.target_instruction_correct = true;
+  }
   v.definition = r.definition;
   v.workload_label = r.workload;
   v.started_at = utc_now_iso8601();
   ordered_json doc = v.to_json();
   doc["fake"] = true;
+  if (lock.enabled()) doc["gpu_lock_holds"] = holds;
   return doc;
 }
 

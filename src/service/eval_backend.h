@@ -36,21 +36,26 @@ class EvalBackend {
 };
 
 /// Markers: PTXB_FAKE_STATUS=<STATUS> (default PASSED), PTXB_FAKE_SECONDS=<s> (default 0.05),
+/// PTXB_FAKE_SPEEDUP=<x> (a PASSED verdict's speedup, target instruction met),
 /// PTXB_FAKE_CRASH (the worker process aborts), PTXB_FAKE_HANG (never returns).
 /// PTXB_FAKE_BREAKS_GPU makes the next health check fail; $PTXBENCH_FAKE_SICK_DEVICES (comma list)
 /// names devices whose every health check fails.
 class FakeEvalBackend final : public EvalBackend {
  public:
-  explicit FakeEvalBackend(int device) : m_device(device) {}
+  /// With a `gpu_lock` path the fake holds it like the real evaluator: shared while it "works",
+  /// then exclusive for a short "timing" part; the verdict records both intervals (epoch seconds).
+  explicit FakeEvalBackend(int device, std::string gpu_lock = "") : m_device(device), m_gpu_lock(std::move(gpu_lock)) {}
   ordered_json evaluate(const EvalRequest& request) override;
   HealthReport check_health() override;
 
  private:
   int m_device;
+  std::string m_gpu_lock;
   bool m_broken = false;
 };
 
-/// The real evaluator on one GPU (defined in the GPU library).
-std::unique_ptr<EvalBackend> make_gpu_backend(const Catalog& catalog, int device);
+/// The real evaluator on the GPU `base.device` (defined in the GPU library); `base` holds the
+/// service's defaults (time limits, GPU lock), on which each request's options apply.
+std::unique_ptr<EvalBackend> make_gpu_backend(const Catalog& catalog, const EvalOptions& base);
 
 }  // namespace ptxbench

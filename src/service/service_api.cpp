@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <thread>
 
@@ -78,8 +79,26 @@ HttpResponse ServiceApi::submit(const HttpRequest& r) {
   } catch (const InputError& e) {
     return error(400, e.what());
   }
-  std::string id = queue().enqueue(req.to_json());
-  return HttpResponse::json(202, ordered_json{{"id", id}, {"state", "queued"}, {"links", {{"self", "/v1/evaluations/" + id}}}}.dump());
+  std::string key;
+  if (auto k = r.headers.find("idempotency-key"); k != r.headers.end()) {
+    key = k->second;
+    bool ok = !key.empty() && key.size() <= 128 && std::all_of(key.begin(), key.end(), [](unsigned char ch) {
+      return std::isalnum(ch) || ch == '-' || ch == '_' || ch == '.' || ch == ':';
+    });
+    if (!ok) return error(400, "Idempotency-Key must be 1 to 128 characters of [A-Za-z0-9._:-]");
+  }
+  Enqueued e;
+  try {
+    e = queue().enqueue_once(req.to_json(), key);
+  } catch (const InputError& err) {
+    return error(409, err.what());
+  }
+  // 202: accepted now; 200: this key's task was accepted before (the answer to a resent request).
+  std::string state = "queued";
+  if (!e.created)
+    if (auto t = queue().get(e.id)) state = to_string(t->state);
+  return HttpResponse::json(e.created ? 202 : 200,
+                            ordered_json{{"id", e.id}, {"state", state}, {"links", {{"self", "/v1/evaluations/" + e.id}}}}.dump());
 }
 
 HttpResponse ServiceApi::get(const std::string& id, const HttpRequest& r) {

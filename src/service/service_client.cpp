@@ -36,12 +36,13 @@ ServiceClient::ServiceClient(std::string base_url) : m_base(std::move(base_url))
 }
 
 HttpResult ServiceClient::request(const std::string& method, const std::string& path, const std::string& body,
-                                  double timeout_s) const {
+                                  double timeout_s, const std::vector<std::string>& extra_headers) const {
   CURL* curl = curl_easy_init();
   if (!curl) throw Error("service client", "curl_easy_init failed");
   HttpResult r;
   std::string url = m_base + path;
   curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
+  for (const auto& h : extra_headers) headers = curl_slist_append(headers, h.c_str());
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
   curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
   curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
@@ -62,10 +63,12 @@ HttpResult ServiceClient::request(const std::string& method, const std::string& 
   return r;
 }
 
-std::string ServiceClient::submit(const ordered_json& body) const {
-  HttpResult r = request("POST", "/v1/evaluations", body.dump());
+std::string ServiceClient::submit(const ordered_json& body, const std::string& idempotency_key) const {
+  std::vector<std::string> headers;
+  if (!idempotency_key.empty()) headers.push_back("Idempotency-Key: " + idempotency_key);
+  HttpResult r = request("POST", "/v1/evaluations", body.dump(), 90, headers);
   if (r.status >= 400 && r.status < 500) throw InputError("service", "rejected (" + std::to_string(r.status) + "): " + error_message(r));
-  if (r.status != 202) throw Error("service", "submit answered " + std::to_string(r.status) + ": " + error_message(r));
+  if (r.status != 202 && r.status != 200) throw Error("service", "submit answered " + std::to_string(r.status) + ": " + error_message(r));
   return ordered_json::parse(r.body).at("id").get<std::string>();
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "common/json_check.h"
 
@@ -20,9 +21,10 @@ class ServiceClient {
 
   /// Raw request (tests). Throws Error("service client", ...) when the server cannot be reached.
   HttpResult request(const std::string& method, const std::string& path, const std::string& body = "",
-                     double timeout_s = 90) const;
+                     double timeout_s = 90, const std::vector<std::string>& headers = {}) const;
   /// POST /v1/evaluations; returns the task id. A 4xx becomes InputError with the server's message.
-  std::string submit(const ordered_json& body) const;
+  /// With an idempotency key, resending the same request (after a lost answer) returns the same id.
+  std::string submit(const ordered_json& body, const std::string& idempotency_key = "") const;
   /// GET /v1/evaluations/{id}?wait=...: the task JSON (state, and the verdict once done).
   ordered_json get(const std::string& id, double wait_s = 0) const;
   /// Long-polls until the task is done or `timeout_s` passes (then throws Error).

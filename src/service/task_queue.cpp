@@ -8,7 +8,7 @@
 namespace ptxbench {
 namespace {
 
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;  // 2: tasks.client_key (idempotent submission)
 
 TaskState parse_state(const std::string& s) {
   if (s == "queued") return TaskState::queued;
@@ -70,6 +70,11 @@ TaskQueue::TaskQueue(const std::string& path) : m_db(path) {
       created_at REAL NOT NULL, started_at REAL NOT NULL DEFAULT 0, finished_at REAL NOT NULL DEFAULT 0,
       lease_until REAL NOT NULL DEFAULT 0, seq INTEGER NOT NULL))");
     m_db.exec("CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks(state, seq)");
+    v = 1;
+  }
+  if (v == 1) {
+    m_db.exec("ALTER TABLE tasks ADD COLUMN client_key TEXT");
+    m_db.exec("CREATE UNIQUE INDEX IF NOT EXISTS tasks_by_client_key ON tasks(client_key) WHERE client_key IS NOT NULL");
     m_db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   } else if (v != kSchemaVersion) {
     throw Error("queue", "database schema version " + std::to_string(v) + " is not " + std::to_string(kSchemaVersion));
@@ -80,19 +85,29 @@ TaskQueue::TaskQueue(const std::string& path) : m_db(path) {
   tx.commit();
 }
 
-std::string TaskQueue::enqueue(const ordered_json& request) {
-  std::string id = random_id();
+std::string TaskQueue::enqueue(const ordered_json& request) { return enqueue_once(request, "").id; }
+
+Enqueued TaskQueue::enqueue_once(const ordered_json& request, const std::string& client_key) {
   SqliteTransaction tx(m_db);
+  if (!client_key.empty()) {
+    auto known = m_db.prepare("SELECT id, request FROM tasks WHERE client_key = ?");
+    known.bind(1, client_key);
+    if (known.step()) {
+      if (ordered_json::parse(known.text(1)) != request)
+        throw InputError("queue", "idempotency key '" + client_key + "' was already used for a different request");
+      return {known.text(0), false};
+    }
+  }
+  std::string id = random_id();
   auto seq = m_db.prepare("SELECT COALESCE(MAX(seq), 0) + 1 FROM tasks");
   seq.step();
-  m_db.prepare("INSERT INTO tasks (id, state, request, created_at, seq) VALUES (?, 'queued', ?, ?, ?)")
-      .bind(1, id)
-      .bind(2, request.dump())
-      .bind(3, now())
-      .bind(4, seq.integer(0))
-      .run();
+  auto insert = m_db.prepare("INSERT INTO tasks (id, state, request, created_at, seq, client_key) VALUES (?, 'queued', ?, ?, ?, ?)");
+  insert.bind(1, id).bind(2, request.dump()).bind(3, now()).bind(4, seq.integer(0));
+  if (client_key.empty()) insert.bind_null(5);
+  else insert.bind(5, client_key);
+  insert.run();
   tx.commit();
-  return id;
+  return {id, true};
 }
 
 std::optional<Claim> TaskQueue::claim(const std::string& worker, double lease_s) {

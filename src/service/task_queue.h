@@ -35,12 +35,21 @@ struct Claim {
   int64_t token = 0;  ///< attempts at claim time; complete/requeue/heartbeat must present it
 };
 
+struct Enqueued {
+  std::string id;
+  bool created = true;  ///< false: the idempotency key named an existing task
+};
+
 class TaskQueue {
  public:
   explicit TaskQueue(const std::string& path);
 
   /// Stores a new task; returns its id (32 hex digits).
   std::string enqueue(const ordered_json& request);
+  /// Stores a new task unless `client_key` (non-empty) already names one: then that task's id, so
+  /// a client that resends after a lost answer (a service restart) never makes a twin. The same key
+  /// with a different request is an InputError.
+  Enqueued enqueue_once(const ordered_json& request, const std::string& client_key);
   /// The oldest queued task, now running under `worker` until now + lease_s; nullopt when none.
   std::optional<Claim> claim(const std::string& worker, double lease_s);
   /// Extends the lease; false when the claim is no longer current.

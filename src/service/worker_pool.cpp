@@ -4,27 +4,41 @@
 
 #include <algorithm>
 
+#include "common/fs.h"
 #include "service/task_queue.h"
 #include "service/worker_loop.h"
 
 namespace ptxbench {
 
 WorkerPool::WorkerPool(WorkerPoolConfig config) : m_config(std::move(config)) {
-  for (int d : m_config.devices) {
-    Slot s;
-    s.device = d;
-    s.name = "gpu" + std::to_string(d);
-    m_slots.push_back(std::move(s));
-  }
+  m_config.workers_per_gpu = std::max(1, m_config.workers_per_gpu);
+  for (int d : m_config.devices)
+    for (int k = 0; k < m_config.workers_per_gpu; ++k) {
+      Slot s;
+      s.device = d;
+      s.name = "gpu" + std::to_string(d) + (m_config.workers_per_gpu > 1 ? "." + std::to_string(k) : "");
+      m_slots.push_back(std::move(s));
+    }
 }
 
 WorkerPool::~WorkerPool() { stop(); }
+
+std::string WorkerPool::lock_path(int device) const {
+  if (m_config.workers_per_gpu <= 1) return "";
+  fs::path db(m_config.db);
+  return (db.parent_path() / (db.filename().string() + ".gpu" + std::to_string(device) + ".lock")).string();
+}
 
 void WorkerPool::spawn(Slot& s) {
   ProcessSpec spec;
   spec.argv = {m_config.self_exe, "worker", "--db", m_config.db, "--device", std::to_string(s.device), "--name", s.name,
                "--lease", std::to_string(m_config.lease_s), "--max-attempts", std::to_string(m_config.max_attempts)};
   if (m_config.fake) spec.argv.push_back("--fake");
+  if (std::string lock = lock_path(s.device); !lock.empty()) {
+    spec.argv.push_back("--gpu-lock");
+    spec.argv.push_back(lock);
+  }
+  spec.argv.insert(spec.argv.end(), m_config.worker_args.begin(), m_config.worker_args.end());
   spec.output_cap_bytes = 64 << 10;
   spec.die_with_parent = true;
   s.process = std::make_unique<ChildProcess>(spec);

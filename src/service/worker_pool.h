@@ -18,6 +18,10 @@ struct WorkerPoolConfig {
   std::string self_exe;     ///< the ptxbench binary (workers are `ptxbench worker …`)
   std::string db;
   std::vector<int> devices;
+  /// Worker processes per GPU. Above 1 they share the GPU through a lock file beside the database:
+  /// untimed stages overlap, timing stages run alone (worker/gpu_lock.h).
+  int workers_per_gpu = 1;
+  std::vector<std::string> worker_args;  ///< extra `ptxbench worker` options (time limits)
   bool fake = false;        ///< `--fake` workers (CPU tests)
   double lease_s = 60.0;
   int64_t max_attempts = 3;
@@ -38,9 +42,9 @@ class WorkerPool {
   void supervise();
   /// Kills every worker (their running tasks are recovered at the next start).
   void stop();
-  /// Per-device state for /v1/health and /metrics.
+  /// Per-worker state for /v1/health and /metrics (several entries per device when shared).
   [[nodiscard]] ordered_json status() const;
-  /// Kills one worker as if it had crashed (tests, and the monitor's restart).
+  /// Kills the workers of a device as if they had crashed (tests, and the monitor's restart).
   void kill_worker(int device);
 
  private:
@@ -55,6 +59,7 @@ class WorkerPool {
     std::deque<double> failures;
   };
   void spawn(Slot& s);
+  [[nodiscard]] std::string lock_path(int device) const;
   WorkerPoolConfig m_config;
   std::vector<Slot> m_slots;
   mutable std::mutex m_mutex;

@@ -15,7 +15,8 @@ ordered_json EvalOptions::to_json() const {
           {"measure_time", measure_time},
           {"call_timeout_s", call_timeout_s},
           {"trial_timeout_s", trial_timeout_s},
-          {"compile_timeout_s", compile.timeout_s}};
+          {"compile_timeout_s", compile.timeout_s},
+          {"shared_gpu", !gpu_lock.empty()}};
 }
 
 }  // namespace ptxbench

@@ -32,6 +32,7 @@ struct EvalOptions {
   CompileOptions compile;
   fs::path scratch_root;    ///< empty: cache_root()/scratch (never under /tmp: see docs/sandbox.md)
   std::string runner_path;  ///< empty: ptxbench-runner beside this executable
+  std::string gpu_lock;     ///< lock file shared by the workers of this GPU (worker/gpu_lock.h); empty: none
 
   [[nodiscard]] ordered_json to_json() const;
 };

@@ -16,6 +16,7 @@
 #include "sass/sass_listing.h"
 #include "timing/roofline.h"
 #include "timing/timing_summary.h"
+#include "worker/gpu_lock.h"
 #include "worker/runner_session.h"
 
 #ifndef PTXBENCH_VERSION
@@ -181,9 +182,31 @@ Verdict Evaluator::run_stages(Context& c) {
     ordered_json specs = ordered_json::array();
     for (const auto& t : c.workload.tensors) specs.push_back(to_json(t));
     write_file_atomic(c.spec_file, ordered_json{{"tensors", specs}}.dump());
-    c.state = &state_for(c.workload);
-
-    bool ok = stage_sanitize(c) && stage_correctness(c) && stage_runtime_sass(c) && stage_timing(c);
+    // Untimed stages share the GPU with other workers' untimed stages; timing has it alone.
+    // Each stage's wall time goes into its section (where the service's time goes).
+    auto timed = [&c](const char* name, bool (Evaluator::*stage)(Context&), Evaluator* self) {
+      auto t0 = std::chrono::steady_clock::now();
+      bool passed = (self->*stage)(c);
+      if (c.v.stages.contains(name) && c.v.stages[name].is_object())
+        c.v.stages[name]["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      return passed;
+    };
+    // Shared holds are taken stage by stage, so a waiting timing stage gets the GPU between them.
+    GpuLock gpu_lock(c.options.gpu_lock);
+    auto untimed = [&](const char* name, bool (Evaluator::*stage)(Context&)) {
+      GpuLock::Hold shared = gpu_lock.acquire(GpuLock::Mode::shared);
+      if (!c.state) c.state = &state_for(c.workload);
+      return timed(name, stage, this);
+    };
+    bool ok = untimed("sanitize", &Evaluator::stage_sanitize) && untimed("correctness", &Evaluator::stage_correctness) &&
+              untimed("runtime_sass", &Evaluator::stage_runtime_sass);
+    if (ok) {
+      auto wait_start = std::chrono::steady_clock::now();
+      GpuLock::Hold exclusive = gpu_lock.acquire(GpuLock::Mode::exclusive);
+      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
+      ok = timed("timing", &Evaluator::stage_timing, this);
+      if (gpu_lock.enabled() && c.v.stages.contains("timing")) c.v.stages["timing"]["gpu_lock_wait_s"] = waited;
+    }
     if (c.session) {
       c.v.stages["runner_output"] = cut(c.session->finish(), 4000);
       c.session.reset();

@@ -17,7 +17,7 @@ constexpr const char* kCanaryKernel = "knowledge/hopper/experts/gemm_n7168_k5120
 
 class GpuEvalBackend final : public EvalBackend {
  public:
-  GpuEvalBackend(const Catalog& catalog, int device) : m_evaluator(catalog, defaults(device)), m_device(device) {}
+  GpuEvalBackend(const Catalog& catalog, const EvalOptions& base) : m_evaluator(catalog, base), m_device(base.device) {}
 
   HealthReport check_health() override {
     HealthReport h;
@@ -54,19 +54,14 @@ class GpuEvalBackend final : public EvalBackend {
   }
 
  private:
-  static EvalOptions defaults(int device) {
-    EvalOptions o;
-    o.device = device;
-    return o;
-  }
   Evaluator m_evaluator;
   int m_device;
 };
 
 }  // namespace
 
-std::unique_ptr<EvalBackend> make_gpu_backend(const Catalog& catalog, int device) {
-  return std::make_unique<GpuEvalBackend>(catalog, device);
+std::unique_ptr<EvalBackend> make_gpu_backend(const Catalog& catalog, const EvalOptions& base) {
+  return std::make_unique<GpuEvalBackend>(catalog, base);
 }
 
 }  // namespace ptxbench

@@ -20,7 +20,7 @@ struct RunnerLaunch {
   std::size_t output_cap_bytes = 256 << 10;
 };
 
-/// $PTXBENCH_SANDBOX_FS: "best_effort", "required", or (default, until validated on the GPU hosts) off.
+/// $PTXBENCH_SANDBOX_FS: "best_effort" (default), "required", or "off".
 FilesystemIsolation filesystem_isolation_setting();
 
 /// Sandbox settings shared by every runner start (interactive, sanitizer, profiler).

@@ -4,6 +4,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <sstream>
 #include <set>
@@ -12,7 +17,9 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
+#include "service/local_service.h"
 #include "service/service_client.h"
+#include "suite/suite_load.h"
 
 using namespace ptxbench;
 
@@ -23,39 +30,46 @@ fs::path ptxbench_binary() { return executable_dir() / "ptxbench"; }
 // A `ptxbench serve --fake-gpus N` on an ephemeral port, killed with its group on destruction.
 class ServiceProcess {
  public:
-  ServiceProcess(const fs::path& db, int gpus, double lease_s = 3) {
-    ProcessSpec spec;
-    spec.argv = {ptxbench_binary().string(), "serve", "--fake-gpus", std::to_string(gpus), "--listen", "127.0.0.1:0",
-                 "--db", db.string(), "--lease", std::to_string(lease_s)};
-    spec.env_overrides = {std::string("PTXBENCH_HOME=") + PTXBENCH_SOURCE_DIR};
-    m_child = std::make_unique<ChildProcess>(spec);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    while (std::chrono::steady_clock::now() < deadline) {
-      std::string out = m_child->stdout_capture().text;
-      auto pos = out.find("http://");
-      if (pos != std::string::npos && out.find(' ', pos) != std::string::npos) {
-        m_url = out.substr(pos, out.find(' ', pos) - pos);
-        return;
-      }
-      if (m_child->poll_exit()) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    throw Error("test", "service did not start: " + m_child->stderr_capture().text);
+  ServiceProcess(const fs::path& db, int gpus, double lease_s = 3, const std::vector<std::string>& extra = {},
+                 const std::string& listen = "127.0.0.1:0") {
+    std::vector<std::string> args = {"--fake-gpus", std::to_string(gpus), "--lease", std::to_string(lease_s)};
+    args.insert(args.end(), extra.begin(), extra.end());
+    m_service = std::make_unique<LocalService>(ptxbench_binary(), db, args, listen,
+                                               std::vector<std::string>{std::string("PTXBENCH_HOME=") + PTXBENCH_SOURCE_DIR}, 15);
   }
   /// kill -9 of the service process alone, as a crash would do.
-  void crash() {
-    ::kill(m_child->pid(), SIGKILL);
-    m_child->wait_for(10);
-  }
-  [[nodiscard]] const std::string& url() const { return m_url; }
+  void crash() { m_service->crash(); }
+  [[nodiscard]] const std::string& url() const { return m_service->url(); }
 
  private:
-  std::unique_ptr<ChildProcess> m_child;
-  std::string m_url;
+  std::unique_ptr<LocalService> m_service;
 };
 
 ordered_json submission(const std::string& source) {
   return {{"definition", "gemm_n7168_k5120"}, {"source", source}};
+}
+
+// A loopback port that was free a moment ago (a restarted service must come back on the same one).
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  a.sin_port = 0;
+  ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a);
+  socklen_t len = sizeof a;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len);
+  ::close(fd);
+  return ntohs(a.sin_port);
+}
+
+LoadCase fake_case(const std::string& name, const std::string& source, const std::string& expected) {
+  LoadCase c;
+  c.definition = "gemm_n7168_k5120";
+  c.c.name = name;
+  c.c.source = source;
+  c.c.expect.status = expected;
+  return c;
 }
 
 struct ServiceTest : ::testing::Test {
@@ -202,4 +216,108 @@ TEST_F(ServiceTest, AnUnhealthyGpuAfterAKillRequeuesTheTaskAndASickGpuIsExcluded
   EXPECT_EQ(gpus[1]["last_check"]["state"], "unhealthy");
   EXPECT_EQ(gpus[0]["last_check"]["state"], "healthy");
   EXPECT_EQ(gpus[0]["last_check"]["detail"]["calibration_us"], 100.0);
+}
+
+TEST_F(ServiceTest, ResentSubmissionsWithAnIdempotencyKeyMakeNoTwin) {
+  ServiceProcess service(db(), 1);
+  ServiceClient client(service.url());
+  std::string body = submission("// PTXB_FAKE_SECONDS=0.05 keyed").dump();
+  HttpResult first = client.request("POST", "/v1/evaluations", body, 10, {"Idempotency-Key: run7-turn3"});
+  HttpResult again = client.request("POST", "/v1/evaluations", body, 10, {"Idempotency-Key: run7-turn3"});
+  EXPECT_EQ(first.status, 202) << first.body;
+  EXPECT_EQ(again.status, 200) << again.body;
+  std::string id = ordered_json::parse(first.body)["id"];
+  EXPECT_EQ(ordered_json::parse(again.body)["id"], id);
+  EXPECT_EQ(client.submit(ordered_json::parse(body), "run7-turn3"), id);
+  HttpResult other = client.request("POST", "/v1/evaluations", submission("// another").dump(), 10, {"Idempotency-Key: run7-turn3"});
+  EXPECT_EQ(other.status, 409) << other.body;
+  EXPECT_NE(other.body.find("different request"), std::string::npos);
+  HttpResult bad = client.request("POST", "/v1/evaluations", body, 10, {"Idempotency-Key: no spaces allowed"});
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_NE(client.submit(ordered_json::parse(body)), id) << "no key: a new task";
+  EXPECT_EQ(client.wait_done(id, 30)["attempts"], 1);
+}
+
+TEST_F(ServiceTest, WorkersSharingAGpuOverlapUntimedWorkButNeverATimedStage) {
+  ServiceProcess service(db(), 1, 3, {"--workers-per-gpu", "3"});
+  ServiceClient client(service.url());
+  std::vector<std::string> ids;
+  for (int i = 0; i < 18; ++i) ids.push_back(client.submit(submission("// PTXB_FAKE_SECONDS=0.3 #" + std::to_string(i))));
+  struct Interval {
+    double from, to;
+    bool exclusive;
+    int task;
+  };
+  std::vector<Interval> holds;
+  std::set<std::string> workers;
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    ordered_json t = client.wait_done(ids[i], 60);
+    ASSERT_EQ(t["status"], "PASSED") << t.dump();
+    workers.insert(t["worker"].get<std::string>());
+    const auto& h = t["verdict"]["gpu_lock_holds"];
+    holds.push_back({h["shared"][0], h["shared"][1], false, static_cast<int>(i)});
+    holds.push_back({h["exclusive"][0], h["exclusive"][1], true, static_cast<int>(i)});
+  }
+  EXPECT_EQ(workers, (std::set<std::string>{"gpu0.0", "gpu0.1", "gpu0.2"}));
+  int overlapping_shared = 0;
+  for (const auto& a : holds)
+    for (const auto& b : holds) {
+      if (a.task >= b.task) continue;
+      bool overlap = a.from < b.to && b.from < a.to;
+      if (overlap && (a.exclusive || b.exclusive))
+        ADD_FAILURE() << "task " << a.task << (a.exclusive ? " timing" : " untimed") << " overlaps task " << b.task
+                      << (b.exclusive ? " timing" : " untimed");
+      if (overlap && !a.exclusive && !b.exclusive) ++overlapping_shared;
+    }
+  EXPECT_GT(overlapping_shared, 0) << "untimed stages of different workers should run at the same time";
+  ordered_json health = ordered_json::parse(client.request("GET", "/v1/health").body);
+  EXPECT_EQ(health["gpus"].size(), 3u);
+}
+
+TEST_F(ServiceTest, LoadDriverFindsAWrongVerdict) {
+  ServiceProcess service(db(), 2);
+  std::vector<LoadCase> cases = {fake_case("good", "// PTXB_FAKE_SECONDS=0.02", "PASSED"),
+                                 fake_case("mislabelled", "// PTXB_FAKE_STATUS=TIMEOUT", "PASSED")};
+  LoadOptions o;
+  o.service = service.url();
+  o.count = 6;
+  o.clients = 3;
+  LoadReport r = run_load(cases, o);
+  ordered_json s = r.summary();
+  EXPECT_FALSE(r.all_as_expected());
+  EXPECT_EQ(s["as_expected"], 3);
+  EXPECT_EQ(s["not_as_expected"].size(), 3u);
+  EXPECT_EQ(s["not_as_expected"][0]["problem"], "status TIMEOUT, expected PASSED");
+  EXPECT_EQ(s["by_status"]["PASSED"]["count"], 3);
+  EXPECT_EQ(s["by_status"]["TIMEOUT"]["count"], 3);
+}
+
+TEST_F(ServiceTest, LoadAcrossAKillAndRestartOfTheServiceLosesAndDuplicatesNothing) {
+  std::string listen = "127.0.0.1:" + std::to_string(free_port());
+  auto service = std::make_unique<ServiceProcess>(db(), 2, 3, std::vector<std::string>{}, listen);
+  std::vector<LoadCase> cases = {fake_case("pass", "// PTXB_FAKE_SECONDS=0.15", "PASSED"),
+                                 fake_case("wrong", "// PTXB_FAKE_SECONDS=0.1 PTXB_FAKE_STATUS=INCORRECT_NUMERICAL", "INCORRECT_NUMERICAL"),
+                                 fake_case("hang", "// PTXB_FAKE_SECONDS=0.2 PTXB_FAKE_STATUS=TIMEOUT", "TIMEOUT"),
+                                 fake_case("compile", "// PTXB_FAKE_SECONDS=0.01 PTXB_FAKE_STATUS=COMPILE_ERROR", "COMPILE_ERROR")};
+  LoadOptions o;
+  o.service = service->url();
+  o.count = 48;
+  o.clients = 8;
+  o.outage_s = 60;
+  std::atomic<int> done{0};
+  LoadReport report;
+  std::thread load([&] { report = run_load(cases, o, [&](const LoadRecord&, int n) { done = n; }); });
+  while (done < 12) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  service->crash();
+  service.reset();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // clients meet a closed port meanwhile
+  service = std::make_unique<ServiceProcess>(db(), 2, 3, std::vector<std::string>{}, listen);
+  load.join();
+  ordered_json s = report.summary();
+  EXPECT_TRUE(report.all_as_expected()) << s.dump(2);
+  EXPECT_EQ(s["lost"], 0);
+  EXPECT_EQ(s["distinct_task_ids"], 48);
+  EXPECT_GT(s["resent_by_client"].get<int>() + s["rerun_by_service"].get<int>(), 0) << "the restart should have been felt";
+  ordered_json metrics_done = ServiceClient(service->url()).get(report.records.back().id);
+  EXPECT_EQ(metrics_done["state"], "done");
 }

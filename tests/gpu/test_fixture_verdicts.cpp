@@ -1,6 +1,6 @@
-// The evaluator against its fixture suite (tests/fixtures/gemm/suite.json): every case gets its
-// expected verdict, and the evaluator itself survives the hang, the crash and the out-of-bounds
-// write (this process goes on to evaluate a good kernel afterwards).
+// The evaluator against its fixture suites (tests/fixtures/gemm/suite.json, tests/fixtures/attention/):
+// every case gets its expected verdict, and the evaluator itself survives the hang, the crash and the
+// out-of-bounds write (this process goes on to evaluate a good kernel afterwards).
 #include <cstdlib>
 #include <fmt/format.h>
 
@@ -28,12 +28,13 @@ void keep_verdict(const std::string& name, const Verdict& v) {
   if (out && *out) write_file_atomic(fs::path(out) / (name + ".verdict.json"), v.to_json().dump(2));
 }
 
-// Evaluates every case and checks it against its expectation; returns the first PASSED case.
-const SuiteCase* expect_suite(Evaluator& evaluator, const CandidateSuite& suite) {
+// Evaluates every case (on `workload`, default: the definition's default) and checks it against its
+// expectation; returns the first PASSED case.
+const SuiteCase* expect_suite(Evaluator& evaluator, const CandidateSuite& suite, const std::string& workload = "") {
   const SuiteCase* good = nullptr;
   for (const auto& c : suite.cases) {
     SCOPED_TRACE(c.name);
-    Verdict v = evaluator.evaluate_source(suite.definition, "", c.source);
+    Verdict v = evaluator.evaluate_source(suite.definition, workload, c.source);
     keep_verdict(c.name, v);
     ordered_json doc = v.to_json();
     fmt::print("[fixture] {:<28} {:<20} {}\n", c.name, doc["status"].get<std::string>(), v.message.substr(0, 160));
@@ -71,4 +72,18 @@ TEST_F(FixtureVerdicts, ExpertKernelsPassWithTheirMechanisms) {
   CandidateSuite suite = load_suite(fs::path(PTXBENCH_SOURCE_DIR) / "knowledge/hopper/experts/suite.json");
   Evaluator evaluator(catalog, test_options());
   EXPECT_NE(expect_suite(evaluator, suite), nullptr);
+}
+
+// The attention suites (forward, backward, causal or not): the CUDA-core kernels pass, the broken
+// ones are INCORRECT_NUMERICAL. At S = 1024 to spare device time; `ptxbench suite run
+// tests/fixtures/attention/<suite>.json` checks the same at the default S = 4096.
+TEST_F(FixtureVerdicts, AttentionFixturesGetTheirExpectedVerdicts) {
+  Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
+  Evaluator evaluator(catalog, test_options());
+  for (const char* file : {"mha_fwd_suite.json", "mha_fwd_causal_suite.json", "mha_bwd_suite.json",
+                           "mha_bwd_causal_suite.json"}) {
+    SCOPED_TRACE(file);
+    CandidateSuite suite = load_suite(fs::path(PTXBENCH_TEST_DATA) / "fixtures/attention" / file);
+    EXPECT_NE(expect_suite(evaluator, suite, "S=1024"), nullptr);
+  }
 }

@@ -1,0 +1,36 @@
+// An agent run (DESIGN §6): every trajectory of the config (definition × prompt tag × index) driven
+// by a pool of `concurrency` threads, so the model calls of some overlap the GPU evaluations of
+// others; everything stored in the run store as it happens; the run folder exported at the end.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "agent/run_config.h"
+#include "common/fs.h"
+
+namespace ptxbench {
+
+struct AgentRunSetup {
+  fs::path root;                      ///< data root (definitions, knowledge, fixtures)
+  std::string store;                  ///< run store file
+  fs::path runs_dir;                  ///< export folder: runs_dir/<run-id>/...
+  fs::path ptxbench;                  ///< the ptxbench binary, for "service": "local"
+  std::vector<std::string> local_service_args;  ///< extra `serve` options ("--fake-gpus", "2" in tests)
+  bool tty = false;                   ///< progress display style
+};
+
+struct AgentRunResult {
+  std::string run_id;
+  int trajectories = 0;
+  int failed = 0;      ///< ended as failed (model API gave up, no answer): `--resume` retries them
+  int unfinished = 0;  ///< still running (an error of ours or the service's stopped them)
+  [[nodiscard]] bool complete() const { return failed == 0 && unfinished == 0; }
+};
+
+AgentRunResult start_run(const RunConfig& config, const AgentRunSetup& setup);
+/// Continues a stored run with its stored config: failed trajectories are reopened, every
+/// trajectory resumes from its resume point.
+AgentRunResult resume_run(const std::string& run_id, const AgentRunSetup& setup);
+
+}  // namespace ptxbench

@@ -1,0 +1,19 @@
+// Extracting the candidate from a model's answer (DESIGN §6): the last valid fenced code block.
+// Valid: closed, in a C/C++/CUDA language (or none named), not empty, and defining `ptxb_run` —
+// so a trailing snippet quoted for discussion or a truncated final block does not replace the kernel.
+#pragma once
+
+#include <optional>
+#include <string>
+
+namespace ptxbench {
+
+struct Extraction {
+  std::optional<std::string> source;  ///< the candidate, when one was found
+  std::string error;                  ///< why none was found: shown to the model as the turn's feedback
+  int blocks_seen = 0;                ///< fenced blocks of any kind in the answer
+};
+
+Extraction extract_candidate(const std::string& answer);
+
+}  // namespace ptxbench

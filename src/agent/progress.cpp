@@ -1,0 +1,73 @@
+#include "agent/progress.h"
+
+#include <fmt/format.h>
+
+namespace ptxbench {
+
+ProgressDisplay::ProgressDisplay(std::map<int64_t, std::string> labels, bool tty, std::FILE* out)
+    : m_labels(std::move(labels)), m_tty(tty), m_out(out) {}
+
+std::string ProgressDisplay::totals_locked() const {
+  double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - m_start).count();
+  return fmt::format("trajectories {}/{} done, {} turns evaluated, {} PASSED, {} tokens, {:.0f} s elapsed", m_done,
+                     m_labels.size(), m_turns, m_passed, m_tokens, elapsed);
+}
+
+void ProgressDisplay::on_event(const TurnEvent& e) {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  Line& l = m_lines[e.trajectory_id];
+  l.turn = e.turn;
+  l.phase = e.phase;
+  if (e.phase == "answered") m_tokens += e.tokens;
+  if (e.phase == "verdict" || (e.phase == "extract" && e.detail == "EXTRACTION_ERROR")) {
+    ++m_turns;
+    l.last_status = e.detail;
+    if (e.detail == "PASSED") ++m_passed;
+  }
+  if ((e.phase == "done" || e.phase == "failed") && !l.finished) {
+    l.finished = true;
+    ++m_done;
+  }
+  if (m_tty) {
+    redraw_locked(e.phase == "done" || e.phase == "failed");
+    return;
+  }
+  std::string label = m_labels.count(e.trajectory_id) ? m_labels.at(e.trajectory_id) : std::to_string(e.trajectory_id);
+  if (e.phase == "verdict" || (e.phase == "extract" && e.detail == "EXTRACTION_ERROR"))
+    fmt::print(m_out, "[run] {} turn {}: {}\n", label, e.turn, e.detail);
+  else if (e.phase == "done" || e.phase == "failed")
+    fmt::print(m_out, "[run] {} {}{}  ({})\n", label, e.phase, e.detail.empty() ? "" : ": " + e.detail, totals_locked());
+  else
+    return;
+  std::fflush(m_out);
+}
+
+void ProgressDisplay::redraw_locked(bool force) {
+  auto now = std::chrono::steady_clock::now();
+  if (!force && now - m_last_draw < std::chrono::milliseconds(250)) return;
+  m_last_draw = now;
+  std::string block;
+  if (m_drawn_lines > 0) block += fmt::format("\x1b[{}F", m_drawn_lines);  // back to the block's first line
+  int lines = 0;
+  for (const auto& [id, l] : m_lines) {
+    if (l.finished || lines >= 24) continue;
+    std::string label = m_labels.count(id) ? m_labels.at(id) : std::to_string(id);
+    block += fmt::format("\x1b[2K  {:<44} turn {:>2}  {:<9} last: {}\n", label, l.turn, l.phase, l.last_status.empty() ? "-" : l.last_status);
+    ++lines;
+  }
+  block += "\x1b[2K" + totals_locked() + "\n";
+  ++lines;
+  for (int extra = lines; extra < m_drawn_lines; ++extra) block += "\x1b[2K\n";  // clear what the last draw left
+  m_drawn_lines = std::max(lines, m_drawn_lines);
+  std::fputs(block.c_str(), m_out);
+  std::fflush(m_out);
+}
+
+void ProgressDisplay::finish() {
+  std::lock_guard<std::mutex> lock(m_mutex);
+  if (m_tty) redraw_locked(true);
+  else fmt::print(m_out, "[run] {}\n", totals_locked());
+  std::fflush(m_out);
+}
+
+}  // namespace ptxbench

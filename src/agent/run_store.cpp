@@ -1,0 +1,872 @@
+#include "agent/run_store.h"
+
+#include <algorithm>
+#include <chrono>
+#include <ctime>
+#include <filesystem>
+#include <random>
+
+#include "common/sha256.h"
+
+namespace ptxbench {
+namespace {
+
+// "PTBR" in the SQLite header: a run store, not a task queue or another program's file.
+constexpr int64_t kApplicationId = 0x50544252;
+
+// Schema migrations: kMigrations[v] takes a store from version v to v + 1. Append, never edit.
+const std::vector<std::vector<const char*>> kMigrations = {
+    {
+        R"(CREATE TABLE runs (
+          id TEXT PRIMARY KEY,
+          created_at REAL NOT NULL,
+          updated_at REAL NOT NULL,
+          status TEXT NOT NULL CHECK (status IN ('running', 'finished', 'interrupted')),
+          model TEXT NOT NULL DEFAULT '',
+          notes TEXT NOT NULL DEFAULT '',
+          config TEXT NOT NULL))",
+        R"(CREATE TABLE trajectories (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          run_id TEXT NOT NULL REFERENCES runs(id),
+          definition TEXT NOT NULL,
+          workload_uuid TEXT NOT NULL,
+          prompt_tag TEXT NOT NULL,
+          tag_index INTEGER NOT NULL,
+          status TEXT NOT NULL CHECK (status IN ('running', 'stopped_early', 'finished', 'failed')),
+          stop_reason TEXT NOT NULL DEFAULT '',
+          best_speedup REAL,
+          best_target_speedup REAL,
+          started_at REAL NOT NULL,
+          finished_at REAL,
+          UNIQUE (run_id, definition, workload_uuid, prompt_tag, tag_index)))",
+        R"(CREATE TABLE candidates (
+          sha256 TEXT PRIMARY KEY,
+          source TEXT NOT NULL,
+          created_at REAL NOT NULL))",
+        R"(CREATE TABLE turns (
+          trajectory_id INTEGER NOT NULL REFERENCES trajectories(id),
+          turn INTEGER NOT NULL CHECK (turn >= 1),
+          step INTEGER NOT NULL CHECK (step BETWEEN 1 AND 7),
+          candidate_sha256 TEXT REFERENCES candidates(sha256),
+          extraction_error TEXT,
+          task_id TEXT,
+          submissions INTEGER NOT NULL DEFAULT 0,
+          status TEXT NOT NULL DEFAULT '',
+          correct INTEGER NOT NULL DEFAULT 0,
+          target_instruction INTEGER NOT NULL DEFAULT 0,
+          speedup REAL,
+          started_at REAL NOT NULL,
+          answered_at REAL, extracted_at REAL, submitted_at REAL, verdict_at REAL, feedback_at REAL,
+          completed_at REAL,
+          PRIMARY KEY (trajectory_id, turn)))",
+        // kind: prompt (turn 0: system, task), answer (assistant, one per turn), feedback (user,
+        // one per turn); the partial index makes a second answer or feedback of a turn impossible.
+        R"(CREATE TABLE messages (
+          trajectory_id INTEGER NOT NULL REFERENCES trajectories(id),
+          seq INTEGER NOT NULL CHECK (seq >= 1),
+          turn INTEGER NOT NULL CHECK (turn >= 0),
+          role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant')),
+          kind TEXT NOT NULL CHECK (kind IN ('prompt', 'answer', 'feedback')),
+          content TEXT NOT NULL,
+          reasoning TEXT NOT NULL DEFAULT '',
+          created_at REAL NOT NULL,
+          PRIMARY KEY (trajectory_id, seq)))",
+        "CREATE UNIQUE INDEX messages_one_per_turn ON messages(trajectory_id, turn, kind) WHERE kind <> 'prompt'",
+        R"(CREATE TABLE usage (
+          id INTEGER PRIMARY KEY AUTOINCREMENT,
+          trajectory_id INTEGER NOT NULL,
+          turn INTEGER NOT NULL,
+          prompt_tokens INTEGER NOT NULL,
+          completion_tokens INTEGER NOT NULL,
+          reasoning_tokens INTEGER NOT NULL,
+          cached_tokens INTEGER NOT NULL,
+          latency_s REAL NOT NULL,
+          attempts INTEGER NOT NULL,
+          provider TEXT NOT NULL,
+          model TEXT NOT NULL,
+          finish_reason TEXT NOT NULL,
+          created_at REAL NOT NULL,
+          UNIQUE (trajectory_id, turn),
+          FOREIGN KEY (trajectory_id, turn) REFERENCES turns(trajectory_id, turn)))",
+        R"(CREATE TABLE verdicts (
+          trajectory_id INTEGER NOT NULL,
+          turn INTEGER NOT NULL,
+          task_id TEXT NOT NULL,
+          status TEXT NOT NULL,
+          verdict TEXT NOT NULL,
+          created_at REAL NOT NULL,
+          PRIMARY KEY (trajectory_id, turn),
+          FOREIGN KEY (trajectory_id, turn) REFERENCES turns(trajectory_id, turn)))",
+        "CREATE INDEX trajectories_by_run ON trajectories(run_id, id)",
+    },
+};
+static_assert(RunStore::kSchemaVersion == 1, "add a migration to kMigrations with the new version");
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string new_run_id() {
+  static thread_local std::mt19937_64 rng(std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32));
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  char buf[48];
+  snprintf(buf, sizeof buf, "%s-%04x", stamp, static_cast<unsigned>(rng() & 0xffff));
+  return buf;
+}
+
+std::string turn_name(int64_t trajectory_id, int64_t turn) {
+  return "turn " + std::to_string(turn) + " of trajectory " + std::to_string(trajectory_id);
+}
+
+int64_t pragma_int(SqliteDb& db, const char* name) {
+  auto st = db.prepare(std::string("PRAGMA ") + name);
+  st.step();
+  return st.integer(0);
+}
+
+// A read snapshot: the SELECTs of one call see one committed state (WAL readers never block).
+class ReadSnapshot {
+ public:
+  explicit ReadSnapshot(SqliteDb& db) : m_db(db) { m_db.exec("BEGIN DEFERRED"); }
+  ~ReadSnapshot() { sqlite3_exec(m_db.handle(), "COMMIT", nullptr, nullptr, nullptr); }
+  ReadSnapshot(const ReadSnapshot&) = delete;
+  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
+
+ private:
+  SqliteDb& m_db;
+};
+
+std::optional<double> optional_real(const SqliteStatement& st, int c) {
+  if (st.is_null(c)) return std::nullopt;
+  return st.real(c);
+}
+
+void bind_optional(SqliteStatement& st, int i, const std::optional<double>& v) {
+  if (v)
+    st.bind(i, *v);
+  else
+    st.bind_null(i);
+}
+
+const char* kRunColumns = "id, status, model, notes, config, created_at, updated_at";
+
+RunInfo read_run(const SqliteStatement& st) {
+  RunInfo r;
+  r.id = st.text(0);
+  r.status = parse_run_status(st.text(1)).value_or(RunStatus::running);
+  r.model = st.text(2);
+  r.notes = st.text(3);
+  r.config = ordered_json::parse(st.text(4));
+  r.created_at = st.real(5);
+  r.updated_at = st.real(6);
+  return r;
+}
+
+const char* kTrajectoryColumns =
+    "id, run_id, definition, workload_uuid, prompt_tag, tag_index, status, stop_reason, best_speedup, "
+    "best_target_speedup, started_at, finished_at, "
+    "(SELECT COUNT(*) FROM turns t WHERE t.trajectory_id = trajectories.id AND t.step = 7)";
+
+TrajectoryInfo read_trajectory(const SqliteStatement& st) {
+  TrajectoryInfo t;
+  t.id = st.integer(0);
+  t.run_id = st.text(1);
+  t.key = {st.text(2), st.text(3), st.text(4), st.integer(5)};
+  t.status = parse_trajectory_status(st.text(6)).value_or(TrajectoryStatus::failed);
+  t.stop_reason = st.text(7);
+  t.best_speedup = optional_real(st, 8);
+  t.best_target_speedup = optional_real(st, 9);
+  t.started_at = st.real(10);
+  t.finished_at = optional_real(st, 11);
+  t.turns_completed = st.integer(12);
+  return t;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------- names
+
+std::string to_string(RunStatus s) {
+  switch (s) {
+    case RunStatus::running: return "running";
+    case RunStatus::finished: return "finished";
+    case RunStatus::interrupted: return "interrupted";
+  }
+  return "running";
+}
+
+std::string to_string(TrajectoryStatus s) {
+  switch (s) {
+    case TrajectoryStatus::running: return "running";
+    case TrajectoryStatus::stopped_early: return "stopped_early";
+    case TrajectoryStatus::finished: return "finished";
+    case TrajectoryStatus::failed: return "failed";
+  }
+  return "failed";
+}
+
+std::string to_string(TurnStep s) {
+  switch (s) {
+    case TurnStep::model_call_started: return "model_call_started";
+    case TurnStep::model_answered: return "model_answered";
+    case TurnStep::candidate_extracted: return "candidate_extracted";
+    case TurnStep::evaluation_submitted: return "evaluation_submitted";
+    case TurnStep::verdict_stored: return "verdict_stored";
+    case TurnStep::feedback_stored: return "feedback_stored";
+    case TurnStep::complete: return "complete";
+  }
+  return "?";
+}
+
+std::string to_string(NextAction a) {
+  switch (a) {
+    case NextAction::store_initial_messages: return "store_initial_messages";
+    case NextAction::next_turn: return "next_turn";
+    case NextAction::call_model: return "call_model";
+    case NextAction::extract_candidate: return "extract_candidate";
+    case NextAction::submit_evaluation: return "submit_evaluation";
+    case NextAction::await_verdict: return "await_verdict";
+    case NextAction::feedback_or_complete: return "feedback_or_complete";
+    case NextAction::complete_turn: return "complete_turn";
+    case NextAction::done: return "done";
+  }
+  return "?";
+}
+
+std::optional<RunStatus> parse_run_status(const std::string& s) {
+  for (RunStatus v : {RunStatus::running, RunStatus::finished, RunStatus::interrupted})
+    if (to_string(v) == s) return v;
+  return std::nullopt;
+}
+
+std::optional<TrajectoryStatus> parse_trajectory_status(const std::string& s) {
+  for (TrajectoryStatus v : {TrajectoryStatus::running, TrajectoryStatus::stopped_early, TrajectoryStatus::finished,
+                             TrajectoryStatus::failed})
+    if (to_string(v) == s) return v;
+  return std::nullopt;
+}
+
+NextAction ResumePoint::next() const {
+  if (trajectory.status != TrajectoryStatus::running) return NextAction::done;
+  if (!last) {
+    bool opened = std::any_of(messages.begin(), messages.end(), [](const StoredMessage& m) { return m.turn == 0; });
+    return opened ? NextAction::next_turn : NextAction::store_initial_messages;
+  }
+  switch (last->step) {
+    case TurnStep::model_call_started: return NextAction::call_model;
+    case TurnStep::model_answered: return NextAction::extract_candidate;
+    case TurnStep::candidate_extracted:
+      return last->extraction_error ? NextAction::feedback_or_complete : NextAction::submit_evaluation;
+    case TurnStep::evaluation_submitted: return NextAction::await_verdict;
+    case TurnStep::verdict_stored: return NextAction::feedback_or_complete;
+    case TurnStep::feedback_stored: return NextAction::complete_turn;
+    case TurnStep::complete: return NextAction::next_turn;
+  }
+  return NextAction::done;
+}
+
+// ---------------------------------------------------------------------------------------- open
+
+namespace {
+std::string checked_path(const std::string& path, RunStore::Open mode) {
+  if (mode == RunStore::Open::existing && !std::filesystem::exists(path))
+    throw RunStoreError("no run store at " + path);
+  return path;
+}
+}  // namespace
+
+RunStore::RunStore(const std::string& path, Open mode) : m_path(path), m_db(checked_path(path, mode)) {
+  // Turns are minutes apart: a full fsync per commit costs nothing here and keeps the last step
+  // even across a power loss, not only a process kill (which WAL with NORMAL already survives).
+  m_db.exec("PRAGMA synchronous=FULL");
+  SqliteTransaction tx(m_db);
+  int64_t app = pragma_int(m_db, "application_id");
+  int64_t version = pragma_int(m_db, "user_version");
+  if (app == 0 && version == 0) {
+    auto tables = m_db.prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'");
+    tables.step();
+    if (tables.integer(0) != 0) throw RunStoreError(path + " is another SQLite database, not a ptxbench run store");
+    m_db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
+  } else if (app != kApplicationId) {
+    throw RunStoreError(path + " is not a ptxbench run store (SQLite application_id " + std::to_string(app) + ")");
+  }
+  if (version > kSchemaVersion)
+    throw RunStoreError(path + " has run store schema version " + std::to_string(version) +
+                        ", newer than this ptxbench reads (" + std::to_string(kSchemaVersion) +
+                        "); use a newer ptxbench");
+  for (int64_t v = version; v < kSchemaVersion; ++v) {
+    for (const char* sql : kMigrations[static_cast<std::size_t>(v)]) m_db.exec(sql);
+    m_db.exec("PRAGMA user_version = " + std::to_string(v + 1));
+  }
+  tx.commit();
+}
+
+// ---------------------------------------------------------------------------------------- runs
+
+std::string RunStore::create_run(const ordered_json& config, const std::string& model, const std::string& notes) {
+  std::lock_guard lock(m_mutex);
+  for (int attempt = 0;; ++attempt) {
+    std::string id = new_run_id();
+    SqliteTransaction tx(m_db);
+    auto exists = m_db.prepare("SELECT 1 FROM runs WHERE id = ?");
+    exists.bind(1, id);
+    if (exists.step()) {
+      if (attempt >= 100) throw RunStoreError("cannot find a free run id");
+      continue;  // same second and same suffix: draw again
+    }
+    double t = now();
+    m_db.prepare("INSERT INTO runs (id, created_at, updated_at, status, model, notes, config) "
+                 "VALUES (?, ?, ?, 'running', ?, ?, ?)")
+        .bind(1, id)
+        .bind(2, t)
+        .bind(3, t)
+        .bind(4, model)
+        .bind(5, notes)
+        .bind(6, config.dump())
+        .run();
+    tx.commit();
+    return id;
+  }
+}
+
+std::vector<RunInfo> RunStore::list_runs() const {
+  std::lock_guard lock(m_mutex);
+  std::vector<RunInfo> out;
+  auto st = m_db.prepare(std::string("SELECT ") + kRunColumns + " FROM runs ORDER BY created_at DESC, id DESC");
+  while (st.step()) out.push_back(read_run(st));
+  return out;
+}
+
+std::optional<RunInfo> RunStore::find_run(const std::string& id) const {
+  std::lock_guard lock(m_mutex);
+  auto st = m_db.prepare(std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  return read_run(st);
+}
+
+RunInfo RunStore::run(const std::string& id) const {
+  auto r = find_run(id);
+  if (!r) throw RunStoreError("no run '" + id + "' in " + m_path);
+  return *r;
+}
+
+ordered_json RunStore::run_config(const std::string& id) const { return run(id).config; }
+
+void RunStore::set_run_status(const std::string& id, RunStatus status) {
+  std::lock_guard lock(m_mutex);
+  m_db.prepare("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?")
+      .bind(1, to_string(status))
+      .bind(2, now())
+      .bind(3, id)
+      .run();
+  if (m_db.changes() != 1) throw RunStoreError("no run '" + id + "' in " + m_path);
+}
+
+void RunStore::set_run_notes(const std::string& id, const std::string& notes) {
+  std::lock_guard lock(m_mutex);
+  m_db.prepare("UPDATE runs SET notes = ?, updated_at = ? WHERE id = ?").bind(1, notes).bind(2, now()).bind(3, id).run();
+  if (m_db.changes() != 1) throw RunStoreError("no run '" + id + "' in " + m_path);
+}
+
+// ---------------------------------------------------------------------------------------- trajectories
+
+int64_t RunStore::ensure_trajectory(const std::string& run_id, const TrajectoryKey& key) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  auto run = m_db.prepare("SELECT 1 FROM runs WHERE id = ?");
+  run.bind(1, run_id);
+  if (!run.step()) throw RunStoreError("no run '" + run_id + "' in " + m_path);
+  m_db.prepare("INSERT OR IGNORE INTO trajectories (run_id, definition, workload_uuid, prompt_tag, tag_index, status, "
+               "started_at) VALUES (?, ?, ?, ?, ?, 'running', ?)")
+      .bind(1, run_id)
+      .bind(2, key.definition)
+      .bind(3, key.workload_uuid)
+      .bind(4, key.prompt_tag)
+      .bind(5, key.index)
+      .bind(6, now())
+      .run();
+  auto id = m_db.prepare("SELECT id FROM trajectories WHERE run_id = ? AND definition = ? AND workload_uuid = ? AND "
+                         "prompt_tag = ? AND tag_index = ?");
+  id.bind(1, run_id).bind(2, key.definition).bind(3, key.workload_uuid).bind(4, key.prompt_tag).bind(5, key.index);
+  id.step();
+  int64_t out = id.integer(0);
+  tx.commit();
+  return out;
+}
+
+std::optional<int64_t> RunStore::find_trajectory(const std::string& run_id, const TrajectoryKey& key) const {
+  std::lock_guard lock(m_mutex);
+  auto id = m_db.prepare("SELECT id FROM trajectories WHERE run_id = ? AND definition = ? AND workload_uuid = ? AND "
+                         "prompt_tag = ? AND tag_index = ?");
+  id.bind(1, run_id).bind(2, key.definition).bind(3, key.workload_uuid).bind(4, key.prompt_tag).bind(5, key.index);
+  if (!id.step()) return std::nullopt;
+  return id.integer(0);
+}
+
+TrajectoryInfo RunStore::trajectory_locked(int64_t trajectory_id) const {
+  auto st = m_db.prepare(std::string("SELECT ") + kTrajectoryColumns + " FROM trajectories WHERE id = ?");
+  st.bind(1, trajectory_id);
+  if (!st.step()) throw RunStoreError("no trajectory " + std::to_string(trajectory_id) + " in " + m_path);
+  return read_trajectory(st);
+}
+
+TrajectoryInfo RunStore::trajectory(int64_t trajectory_id) const {
+  std::lock_guard lock(m_mutex);
+  return trajectory_locked(trajectory_id);
+}
+
+std::vector<TrajectoryInfo> RunStore::list_trajectories(const std::string& run_id) const {
+  std::lock_guard lock(m_mutex);
+  std::vector<TrajectoryInfo> out;
+  auto st = m_db.prepare(std::string("SELECT ") + kTrajectoryColumns + " FROM trajectories WHERE run_id = ? ORDER BY id");
+  st.bind(1, run_id);
+  while (st.step()) out.push_back(read_trajectory(st));
+  return out;
+}
+
+void RunStore::require_running(int64_t trajectory_id, const char* action) {
+  TrajectoryInfo t = trajectory_locked(trajectory_id);
+  if (t.status != TrajectoryStatus::running)
+    throw RunStoreError(std::string("cannot ") + action + ": trajectory " + std::to_string(trajectory_id) + " is " +
+                        to_string(t.status) + (t.status == TrajectoryStatus::failed ? " (reopen it first)" : ""));
+}
+
+int64_t RunStore::next_seq(int64_t trajectory_id) {
+  auto st = m_db.prepare("SELECT COALESCE(MAX(seq), 0) + 1 FROM messages WHERE trajectory_id = ?");
+  st.bind(1, trajectory_id);
+  st.step();
+  return st.integer(0);
+}
+
+void RunStore::insert_message(int64_t trajectory_id, int64_t turn, const std::string& role, const std::string& content,
+                              const char* kind, const std::string& reasoning) {
+  if (role != "system" && role != "user" && role != "assistant")
+    throw RunStoreError("message role '" + role + "' is not system, user or assistant");
+  m_db.prepare("INSERT INTO messages (trajectory_id, seq, turn, role, kind, content, reasoning, created_at) "
+               "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, trajectory_id)
+      .bind(2, next_seq(trajectory_id))
+      .bind(3, turn)
+      .bind(4, role)
+      .bind(5, std::string(kind))
+      .bind(6, content)
+      .bind(7, reasoning)
+      .bind(8, now())
+      .run();
+}
+
+void RunStore::record_initial_messages(int64_t trajectory_id, const std::vector<StoredMessage>& messages) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  require_running(trajectory_id, "store the opening messages");
+  if (messages.empty()) throw RunStoreError("the opening messages of a trajectory cannot be empty");
+  if (next_seq(trajectory_id) != 1)
+    throw RunStoreError("trajectory " + std::to_string(trajectory_id) + " already has its opening messages");
+  for (const auto& m : messages) insert_message(trajectory_id, 0, m.role, m.content, "prompt");
+  tx.commit();
+}
+
+void RunStore::finish_locked(int64_t trajectory_id, TrajectoryStatus status, const std::string& reason) {
+  if (status == TrajectoryStatus::running) throw RunStoreError("finish_trajectory needs a final status, not running");
+  require_running(trajectory_id, ("finish it as " + to_string(status)).c_str());
+  if (status != TrajectoryStatus::failed) {
+    auto last = m_db.prepare("SELECT turn, step FROM turns WHERE trajectory_id = ? ORDER BY turn DESC LIMIT 1");
+    last.bind(1, trajectory_id);
+    if (last.step() && last.integer(1) != static_cast<int64_t>(TurnStep::complete))
+      throw RunStoreError("cannot finish trajectory " + std::to_string(trajectory_id) + " as " + to_string(status) +
+                          ": " + turn_name(trajectory_id, last.integer(0)) + " is at step " +
+                          to_string(static_cast<TurnStep>(last.integer(1))));
+  }
+  m_db.prepare("UPDATE trajectories SET status = ?, stop_reason = ?, finished_at = ? WHERE id = ?")
+      .bind(1, to_string(status))
+      .bind(2, reason)
+      .bind(3, now())
+      .bind(4, trajectory_id)
+      .run();
+}
+
+void RunStore::finish_trajectory(int64_t trajectory_id, TrajectoryStatus status, const std::string& reason) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  finish_locked(trajectory_id, status, reason);
+  tx.commit();
+}
+
+void RunStore::reopen_trajectory(int64_t trajectory_id) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  TrajectoryInfo t = trajectory_locked(trajectory_id);
+  if (t.status == TrajectoryStatus::running)
+    throw RunStoreError("trajectory " + std::to_string(trajectory_id) + " is already running");
+  m_db.prepare("UPDATE trajectories SET status = 'running', stop_reason = '', finished_at = NULL WHERE id = ?")
+      .bind(1, trajectory_id)
+      .run();
+  tx.commit();
+}
+
+// ---------------------------------------------------------------------------------------- turn steps
+
+struct RunStore::StepCheck {
+  TurnStep step;
+  bool extraction_error;
+  std::optional<std::string> task_id;
+};
+
+RunStore::StepCheck RunStore::require_step(int64_t trajectory_id, int64_t turn, std::initializer_list<TurnStep> allowed,
+                                           const char* action) {
+  require_running(trajectory_id, action);
+  auto st = m_db.prepare("SELECT step, extraction_error IS NOT NULL, task_id FROM turns WHERE trajectory_id = ? AND turn = ?");
+  st.bind(1, trajectory_id).bind(2, turn);
+  if (!st.step())
+    throw RunStoreError(std::string("cannot ") + action + ": " + turn_name(trajectory_id, turn) + " was not begun");
+  StepCheck c{static_cast<TurnStep>(st.integer(0)), st.integer(1) != 0, st.optional_text(2)};
+  for (TurnStep s : allowed)
+    if (s == c.step) return c;
+  std::string expected;
+  for (TurnStep s : allowed) expected += (expected.empty() ? "" : " or ") + to_string(s);
+  throw RunStoreError(std::string("cannot ") + action + ": " + turn_name(trajectory_id, turn) + " is at step " +
+                      to_string(c.step) + ", expected " + expected);
+}
+
+void RunStore::set_step(int64_t trajectory_id, int64_t turn, TurnStep step, const char* time_column) {
+  m_db.prepare(std::string("UPDATE turns SET step = ?, ") + time_column + " = ? WHERE trajectory_id = ? AND turn = ?")
+      .bind(1, static_cast<int64_t>(step))
+      .bind(2, now())
+      .bind(3, trajectory_id)
+      .bind(4, turn)
+      .run();
+}
+
+void RunStore::begin_turn(int64_t trajectory_id, int64_t turn) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  require_running(trajectory_id, ("begin turn " + std::to_string(turn)).c_str());
+  if (next_seq(trajectory_id) == 1)
+    throw RunStoreError("cannot begin " + turn_name(trajectory_id, turn) + ": the opening messages are not stored");
+  auto last = m_db.prepare("SELECT turn, step FROM turns WHERE trajectory_id = ? ORDER BY turn DESC LIMIT 1");
+  last.bind(1, trajectory_id);
+  int64_t last_turn = 0;
+  TurnStep last_step = TurnStep::complete;
+  if (last.step()) {
+    last_turn = last.integer(0);
+    last_step = static_cast<TurnStep>(last.integer(1));
+  }
+  if (turn <= last_turn)
+    throw RunStoreError("cannot begin " + turn_name(trajectory_id, turn) + ": it was begun already (the last turn is " +
+                        std::to_string(last_turn) + ", at step " + to_string(last_step) + ")");
+  if (turn != last_turn + 1)
+    throw RunStoreError("cannot begin " + turn_name(trajectory_id, turn) + ": the next turn is " +
+                        std::to_string(last_turn + 1));
+  if (last_step != TurnStep::complete)
+    throw RunStoreError("cannot begin " + turn_name(trajectory_id, turn) + ": turn " + std::to_string(last_turn) +
+                        " is at step " + to_string(last_step));
+  m_db.prepare("INSERT INTO turns (trajectory_id, turn, step, started_at) VALUES (?, ?, ?, ?)")
+      .bind(1, trajectory_id)
+      .bind(2, turn)
+      .bind(3, static_cast<int64_t>(TurnStep::model_call_started))
+      .bind(4, now())
+      .run();
+  tx.commit();
+}
+
+void RunStore::record_model_answer(int64_t trajectory_id, int64_t turn, const std::string& answer,
+                                   const ModelUsage& usage, const std::string& reasoning) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  require_step(trajectory_id, turn, {TurnStep::model_call_started}, "store the model answer");
+  if (usage.prompt_tokens < 0 || usage.completion_tokens < 0 || usage.reasoning_tokens < 0 || usage.cached_tokens < 0 ||
+      usage.attempts < 1)
+    throw RunStoreError("model usage of " + turn_name(trajectory_id, turn) + " has negative tokens or no attempt");
+  insert_message(trajectory_id, turn, "assistant", answer, "answer", reasoning);
+  m_db.prepare("INSERT INTO usage (trajectory_id, turn, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, "
+               "latency_s, attempts, provider, model, finish_reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, trajectory_id)
+      .bind(2, turn)
+      .bind(3, usage.prompt_tokens)
+      .bind(4, usage.completion_tokens)
+      .bind(5, usage.reasoning_tokens)
+      .bind(6, usage.cached_tokens)
+      .bind(7, usage.latency_s)
+      .bind(8, usage.attempts)
+      .bind(9, usage.provider)
+      .bind(10, usage.model)
+      .bind(11, usage.finish_reason)
+      .bind(12, now())
+      .run();
+  set_step(trajectory_id, turn, TurnStep::model_answered, "answered_at");
+  tx.commit();
+}
+
+std::string RunStore::record_candidate(int64_t trajectory_id, int64_t turn, const std::string& source) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  require_step(trajectory_id, turn, {TurnStep::model_answered}, "store the candidate");
+  std::string sha = sha256_hex(source);
+  m_db.prepare("INSERT OR IGNORE INTO candidates (sha256, source, created_at) VALUES (?, ?, ?)")
+      .bind(1, sha)
+      .bind(2, source)
+      .bind(3, now())
+      .run();
+  m_db.prepare("UPDATE turns SET candidate_sha256 = ? WHERE trajectory_id = ? AND turn = ?")
+      .bind(1, sha)
+      .bind(2, trajectory_id)
+      .bind(3, turn)
+      .run();
+  set_step(trajectory_id, turn, TurnStep::candidate_extracted, "extracted_at");
+  tx.commit();
+  return sha;
+}
+
+void RunStore::record_extraction_error(int64_t trajectory_id, int64_t turn, const std::string& error) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  require_step(trajectory_id, turn, {TurnStep::model_answered}, "store the extraction error");
+  m_db.prepare("UPDATE turns SET extraction_error = ?, status = ? WHERE trajectory_id = ? AND turn = ?")
+      .bind(1, error)
+      .bind(2, std::string(kExtractionErrorStatus))
+      .bind(3, trajectory_id)
+      .bind(4, turn)
+      .run();
+  set_step(trajectory_id, turn, TurnStep::candidate_extracted, "extracted_at");
+  tx.commit();
+}
+
+void RunStore::record_submission(int64_t trajectory_id, int64_t turn, const std::string& task_id) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  auto c = require_step(trajectory_id, turn, {TurnStep::candidate_extracted}, "store the submission");
+  if (c.extraction_error)
+    throw RunStoreError("cannot store the submission: " + turn_name(trajectory_id, turn) + " has no candidate");
+  if (task_id.empty()) throw RunStoreError("cannot store the submission: empty task id");
+  m_db.prepare("UPDATE turns SET task_id = ?, submissions = 1 WHERE trajectory_id = ? AND turn = ?")
+      .bind(1, task_id)
+      .bind(2, trajectory_id)
+      .bind(3, turn)
+      .run();
+  set_step(trajectory_id, turn, TurnStep::evaluation_submitted, "submitted_at");
+  tx.commit();
+}
+
+void RunStore::record_resubmission(int64_t trajectory_id, int64_t turn, const std::string& old_task_id,
+                                   const std::string& new_task_id) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  auto c = require_step(trajectory_id, turn, {TurnStep::evaluation_submitted}, "store a resubmission");
+  if (c.task_id != old_task_id)
+    throw RunStoreError("cannot store a resubmission of " + turn_name(trajectory_id, turn) + ": its task is '" +
+                        c.task_id.value_or("") + "', not '" + old_task_id + "'");
+  if (new_task_id.empty() || new_task_id == old_task_id)
+    throw RunStoreError("a resubmission needs a new task id");
+  m_db.prepare("UPDATE turns SET task_id = ?, submissions = submissions + 1, submitted_at = ? "
+               "WHERE trajectory_id = ? AND turn = ?")
+      .bind(1, new_task_id)
+      .bind(2, now())
+      .bind(3, trajectory_id)
+      .bind(4, turn)
+      .run();
+  tx.commit();
+}
+
+void RunStore::record_verdict(int64_t trajectory_id, int64_t turn, const std::string& task_id,
+                              const ordered_json& verdict) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  auto c = require_step(trajectory_id, turn, {TurnStep::evaluation_submitted}, "store the verdict");
+  if (c.task_id != task_id)
+    throw RunStoreError("cannot store the verdict of task '" + task_id + "': " + turn_name(trajectory_id, turn) +
+                        " waits for task '" + c.task_id.value_or("") + "'");
+  if (!verdict.is_object() || !verdict.contains("status") || !verdict["status"].is_string() ||
+      verdict["status"].get<std::string>().empty())
+    throw RunStoreError("the verdict of " + turn_name(trajectory_id, turn) + " has no status");
+  std::string status = verdict["status"].get<std::string>();
+  std::optional<double> speedup;
+  if (verdict.contains("speedup") && verdict["speedup"].is_number()) speedup = verdict["speedup"].get<double>();
+  bool target = false;
+  if (verdict.contains("target_instruction") && verdict["target_instruction"].is_object()) {
+    const auto& ti = verdict["target_instruction"];
+    target = ti.contains("correct") && ti["correct"].is_boolean() && ti["correct"].get<bool>();
+  }
+  bool correct = status == "PASSED";
+  m_db.prepare("INSERT INTO verdicts (trajectory_id, turn, task_id, status, verdict, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .bind(1, trajectory_id)
+      .bind(2, turn)
+      .bind(3, task_id)
+      .bind(4, status)
+      .bind(5, verdict.dump())
+      .bind(6, now())
+      .run();
+  auto update = m_db.prepare("UPDATE turns SET status = ?, correct = ?, target_instruction = ?, speedup = ? "
+                             "WHERE trajectory_id = ? AND turn = ?");
+  update.bind(1, status).bind(2, int64_t{correct}).bind(3, int64_t{target && correct});
+  bind_optional(update, 4, speedup);
+  update.bind(5, trajectory_id).bind(6, turn).run();
+  if (correct && speedup) {
+    m_db.prepare("UPDATE trajectories SET best_speedup = MAX(COALESCE(best_speedup, ?1), ?1) WHERE id = ?2")
+        .bind(1, *speedup)
+        .bind(2, trajectory_id)
+        .run();
+    if (target)
+      m_db.prepare("UPDATE trajectories SET best_target_speedup = MAX(COALESCE(best_target_speedup, ?1), ?1) "
+                   "WHERE id = ?2")
+          .bind(1, *speedup)
+          .bind(2, trajectory_id)
+          .run();
+  }
+  set_step(trajectory_id, turn, TurnStep::verdict_stored, "verdict_at");
+  tx.commit();
+}
+
+void RunStore::record_feedback(int64_t trajectory_id, int64_t turn, const std::string& feedback) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  auto c = require_step(trajectory_id, turn, {TurnStep::verdict_stored, TurnStep::candidate_extracted},
+                        "store the feedback");
+  if (c.step == TurnStep::candidate_extracted && !c.extraction_error)
+    throw RunStoreError("cannot store the feedback: " + turn_name(trajectory_id, turn) +
+                        " has a candidate that was not evaluated");
+  insert_message(trajectory_id, turn, "user", feedback, "feedback");
+  set_step(trajectory_id, turn, TurnStep::feedback_stored, "feedback_at");
+  tx.commit();
+}
+
+void RunStore::complete_turn(int64_t trajectory_id, int64_t turn, const std::optional<TrajectoryEnd>& end) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  auto c = require_step(trajectory_id, turn,
+                        {TurnStep::feedback_stored, TurnStep::verdict_stored, TurnStep::candidate_extracted},
+                        "complete the turn");
+  if (c.step == TurnStep::candidate_extracted && !c.extraction_error)
+    throw RunStoreError("cannot complete " + turn_name(trajectory_id, turn) + ": its candidate was not evaluated");
+  set_step(trajectory_id, turn, TurnStep::complete, "completed_at");
+  if (end) finish_locked(trajectory_id, end->status, end->reason);
+  tx.commit();
+}
+
+// ---------------------------------------------------------------------------------------- reading
+
+std::vector<StoredMessage> RunStore::messages_locked(int64_t trajectory_id) const {
+  std::vector<StoredMessage> out;
+  auto st = m_db.prepare("SELECT role, content, turn, seq, reasoning FROM messages WHERE trajectory_id = ? ORDER BY seq");
+  st.bind(1, trajectory_id);
+  while (st.step()) out.push_back({st.text(0), st.text(1), st.integer(2), st.integer(3), st.text(4)});
+  return out;
+}
+
+std::vector<StoredMessage> RunStore::messages(int64_t trajectory_id) const {
+  std::lock_guard lock(m_mutex);
+  return messages_locked(trajectory_id);
+}
+
+std::vector<TurnRecord> RunStore::turns_locked(int64_t trajectory_id, std::optional<int64_t> only) const {
+  std::string sql = R"(SELECT t.turn, t.step, t.candidate_sha256, c.source, t.extraction_error, t.task_id,
+      t.submissions, t.status, t.correct, t.target_instruction, t.speedup, t.started_at, t.answered_at, t.completed_at,
+      (SELECT content FROM messages m WHERE m.trajectory_id = t.trajectory_id AND m.turn = t.turn AND m.kind = 'answer'),
+      (SELECT content FROM messages m WHERE m.trajectory_id = t.trajectory_id AND m.turn = t.turn AND m.kind = 'feedback'),
+      v.verdict, u.id, u.prompt_tokens, u.completion_tokens, u.reasoning_tokens, u.cached_tokens, u.latency_s,
+      u.attempts, u.provider, u.model, u.finish_reason,
+      (SELECT reasoning FROM messages m WHERE m.trajectory_id = t.trajectory_id AND m.turn = t.turn AND m.kind = 'answer')
+    FROM turns t
+    LEFT JOIN candidates c ON c.sha256 = t.candidate_sha256
+    LEFT JOIN verdicts v ON v.trajectory_id = t.trajectory_id AND v.turn = t.turn
+    LEFT JOIN usage u ON u.trajectory_id = t.trajectory_id AND u.turn = t.turn
+    WHERE t.trajectory_id = ?)";
+  if (only) sql += " AND t.turn = ?";
+  sql += " ORDER BY t.turn";
+  auto st = m_db.prepare(sql);
+  st.bind(1, trajectory_id);
+  if (only) st.bind(2, *only);
+  std::vector<TurnRecord> out;
+  while (st.step()) {
+    TurnRecord r;
+    r.trajectory_id = trajectory_id;
+    r.turn = st.integer(0);
+    r.step = static_cast<TurnStep>(st.integer(1));
+    r.candidate_sha256 = st.optional_text(2);
+    r.candidate_source = st.optional_text(3);
+    r.extraction_error = st.optional_text(4);
+    r.task_id = st.optional_text(5);
+    r.submissions = st.integer(6);
+    r.status = st.text(7);
+    r.correct = st.integer(8) != 0;
+    r.target_instruction = st.integer(9) != 0;
+    r.speedup = optional_real(st, 10);
+    r.started_at = st.real(11);
+    r.answered_at = optional_real(st, 12);
+    r.completed_at = optional_real(st, 13);
+    r.answer = st.optional_text(14);
+    r.feedback = st.optional_text(15);
+    if (auto v = st.optional_text(16)) r.verdict = ordered_json::parse(*v);
+    if (!st.is_null(17))
+      r.usage = ModelUsage{st.integer(18), st.integer(19), st.integer(20), st.integer(21), st.real(22),
+                           st.integer(23), st.text(24),    st.text(25),    st.text(26)};
+    r.reasoning = st.optional_text(27);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<TurnRecord> RunStore::turns(int64_t trajectory_id) const {
+  std::lock_guard lock(m_mutex);
+  ReadSnapshot snapshot(m_db);
+  return turns_locked(trajectory_id, std::nullopt);
+}
+
+ResumePoint RunStore::resume_point(int64_t trajectory_id) const {
+  std::lock_guard lock(m_mutex);
+  ReadSnapshot snapshot(m_db);
+  ResumePoint rp;
+  rp.trajectory = trajectory_locked(trajectory_id);
+  rp.messages = messages_locked(trajectory_id);
+  auto last = m_db.prepare("SELECT MAX(turn) FROM turns WHERE trajectory_id = ?");
+  last.bind(1, trajectory_id);
+  last.step();
+  if (!last.is_null(0)) {
+    rp.turn = last.integer(0);
+    auto rows = turns_locked(trajectory_id, rp.turn);
+    if (!rows.empty()) rp.last = std::move(rows.front());
+  }
+  return rp;
+}
+
+std::vector<TurnRow> RunStore::turn_rows(int64_t trajectory_id) const {
+  std::lock_guard lock(m_mutex);
+  std::vector<TurnRow> out;
+  auto st = m_db.prepare(R"(SELECT t.turn, t.step, t.status, t.correct, t.target_instruction, t.speedup,
+      COALESCE(u.prompt_tokens, 0), COALESCE(u.completion_tokens, 0), COALESCE(u.reasoning_tokens, 0),
+      COALESCE(u.cached_tokens, 0), COALESCE(u.latency_s, 0)
+    FROM turns t LEFT JOIN usage u ON u.trajectory_id = t.trajectory_id AND u.turn = t.turn
+    WHERE t.trajectory_id = ? ORDER BY t.turn)");
+  st.bind(1, trajectory_id);
+  while (st.step()) {
+    TurnRow r;
+    r.trajectory_id = trajectory_id;
+    r.turn = st.integer(0);
+    r.step = static_cast<TurnStep>(st.integer(1));
+    r.status = st.text(2);
+    r.correct = st.integer(3) != 0;
+    r.target_instruction = st.integer(4) != 0;
+    r.speedup = optional_real(st, 5);
+    r.prompt_tokens = st.integer(6);
+    r.completion_tokens = st.integer(7);
+    r.reasoning_tokens = st.integer(8);
+    r.cached_tokens = st.integer(9);
+    r.latency_s = st.real(10);
+    out.push_back(r);
+  }
+  return out;
+}
+
+std::optional<std::string> RunStore::candidate_source(const std::string& sha256) const {
+  std::lock_guard lock(m_mutex);
+  auto st = m_db.prepare("SELECT source FROM candidates WHERE sha256 = ?");
+  st.bind(1, sha256);
+  if (!st.step()) return std::nullopt;
+  return st.text(0);
+}
+
+}  // namespace ptxbench

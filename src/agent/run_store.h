@@ -1,0 +1,250 @@
+// The agent's run store: one SQLite file (WAL) with every run, trajectory, turn, message, usage
+// record, candidate and verdict, written step by step as the turn loop advances. Each step is one
+// transaction that checks the step before it, so a run killed at any moment (kill -9 included)
+// resumes from resume_point() with no lost and no repeated turn (docs/agent.md, "Run store").
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/error.h"
+#include "common/json_check.h"
+#include "service/sqlite_db.h"
+
+namespace ptxbench {
+
+/// Misuse of the store (a step out of order or twice, an unknown id) or a file it cannot read.
+class RunStoreError : public Error {
+ public:
+  explicit RunStoreError(const std::string& message) : Error("run store", message) {}
+};
+
+enum class RunStatus { running, finished, interrupted };
+enum class TrajectoryStatus { running, stopped_early, finished, failed };
+
+/// How far a turn got. Each step is one transaction, taken in this order; a turn whose candidate
+/// could not be extracted goes from candidate_extracted straight to feedback_stored (or complete).
+enum class TurnStep {
+  model_call_started = 1,  ///< begin_turn: the model call may be in flight; nothing of it is stored
+  model_answered = 2,      ///< assistant message + usage stored
+  candidate_extracted = 3, ///< candidate source (and hash) stored, or the extraction error
+  evaluation_submitted = 4,///< the service task id is stored: re-attach to it, do not re-submit
+  verdict_stored = 5,      ///< verdict JSON, status, speedup, target-instruction flag stored
+  feedback_stored = 6,     ///< the feedback (user) message for the next turn stored
+  complete = 7,
+};
+
+std::string to_string(RunStatus s);
+std::string to_string(TrajectoryStatus s);
+std::string to_string(TurnStep s);
+std::optional<RunStatus> parse_run_status(const std::string& s);
+std::optional<TrajectoryStatus> parse_trajectory_status(const std::string& s);
+
+/// The turn status stored when no candidate could be extracted from the answer (not a verdict).
+inline constexpr const char* kExtractionErrorStatus = "EXTRACTION_ERROR";
+
+/// A chat message as stored. Our own minimal type: the provider-neutral ChatMessage of
+/// agent/chat.h converts to and from it by role and content.
+struct StoredMessage {
+  std::string role;     ///< system, user, assistant
+  std::string content;
+  int64_t turn = 0;     ///< 0: the opening messages (system, task); n: answer or feedback of turn n
+  int64_t seq = 0;      ///< 1.. within the trajectory (set by the store)
+  std::string reasoning{};  ///< assistant only: the provider's reasoning text, where it returns one
+};
+
+/// One model call (its retries included) as the client accounted it.
+struct ModelUsage {
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t reasoning_tokens = 0;  ///< part of completion_tokens where the provider reports it
+  int64_t cached_tokens = 0;     ///< part of prompt_tokens served from the provider's cache
+  double latency_s = 0.0;        ///< wall time of the call, retries and back-off included
+  int64_t attempts = 1;          ///< HTTP requests it took
+  std::string provider{};
+  std::string model{};
+  std::string finish_reason{};   ///< stop, length (truncated), other
+};
+
+struct RunInfo {
+  std::string id;  ///< "20261129-143205-3fa2": UTC creation time + 4 random hex digits
+  RunStatus status = RunStatus::running;
+  std::string model;
+  std::string notes;
+  ordered_json config;
+  double created_at = 0.0, updated_at = 0.0;  ///< Unix seconds
+};
+
+/// What makes a trajectory unique within its run (DESIGN §6: definition × prompt tag × index).
+struct TrajectoryKey {
+  std::string definition;
+  std::string workload_uuid;
+  std::string prompt_tag;
+  int64_t index = 0;  ///< 0.. within (definition, workload, tag)
+};
+
+struct TrajectoryInfo {
+  int64_t id = 0;
+  std::string run_id;
+  TrajectoryKey key;
+  TrajectoryStatus status = TrajectoryStatus::running;
+  std::string stop_reason;
+  std::optional<double> best_speedup;         ///< max speedup over PASSED turns
+  std::optional<double> best_target_speedup;  ///< same, only target-instruction-correct turns
+  int64_t turns_completed = 0;
+  double started_at = 0.0;
+  std::optional<double> finished_at;
+};
+
+/// Everything stored about one turn, as far as it got.
+struct TurnRecord {
+  int64_t trajectory_id = 0;
+  int64_t turn = 0;
+  TurnStep step = TurnStep::model_call_started;
+  std::optional<std::string> answer;  ///< the assistant message
+  std::optional<std::string> reasoning;  ///< its reasoning text ("" when the provider gave none)
+  std::optional<ModelUsage> usage;
+  std::optional<std::string> candidate_sha256;
+  std::optional<std::string> candidate_source;
+  std::optional<std::string> extraction_error;
+  std::optional<std::string> task_id;  ///< the service task of the current submission
+  int64_t submissions = 0;             ///< 1, or more after record_resubmission
+  std::optional<ordered_json> verdict;
+  std::string status;                  ///< verdict status, kExtractionErrorStatus, or "" before either
+  bool correct = false;                ///< status == PASSED
+  bool target_instruction = false;     ///< the verdict's target_instruction.correct
+  std::optional<double> speedup;
+  std::optional<std::string> feedback;
+  double started_at = 0.0;
+  std::optional<double> answered_at, completed_at;
+};
+
+/// One row per turn for reports (`ptxbench report`): DESIGN §7 metrics are computed from these.
+struct TurnRow {
+  int64_t trajectory_id = 0;
+  int64_t turn = 0;
+  TurnStep step = TurnStep::model_call_started;
+  std::string status;  ///< verdict status, kExtractionErrorStatus, or "" (not reached)
+  bool correct = false;
+  bool target_instruction = false;
+  std::optional<double> speedup;
+  int64_t prompt_tokens = 0, completion_tokens = 0, reasoning_tokens = 0, cached_tokens = 0;
+  double latency_s = 0.0;
+};
+
+/// What the turn loop should do next, from the stored state alone.
+enum class NextAction {
+  store_initial_messages,  ///< record_initial_messages (system + task)
+  next_turn,               ///< apply the stop rule / budget: finish_trajectory, or begin_turn(turn + 1)
+  call_model,              ///< (re)send the conversation (`messages`), then record_model_answer
+  extract_candidate,       ///< extract from last->answer, then record_candidate / record_extraction_error
+  submit_evaluation,       ///< submit last->candidate_source, then record_submission
+  await_verdict,           ///< wait for last->task_id (re-attach), then record_verdict
+  feedback_or_complete,    ///< record_feedback then complete_turn, or complete_turn(end) to stop
+  complete_turn,           ///< complete_turn
+  done,                    ///< the trajectory is no longer running
+};
+std::string to_string(NextAction a);
+
+struct ResumePoint {
+  TrajectoryInfo trajectory;
+  int64_t turn = 0;                     ///< the last turn begun; 0 when none
+  std::optional<TurnRecord> last;       ///< that turn as stored
+  std::vector<StoredMessage> messages;  ///< the conversation so far, in order
+  [[nodiscard]] NextAction next() const;
+};
+
+/// How complete_turn may also end the trajectory in the same transaction.
+struct TrajectoryEnd {
+  TrajectoryStatus status = TrajectoryStatus::finished;
+  std::string reason;
+};
+
+/// Thread-safe: one object may be shared by the threads of a process; separate objects (or
+/// processes) on the same file are serialized by SQLite (WAL, BEGIN IMMEDIATE, busy timeout).
+class RunStore {
+ public:
+  enum class Open { create, existing };
+  /// Opens the store, creating or migrating its schema. Throws RunStoreError when the file was
+  /// written by a newer ptxbench (PRAGMA user_version above ours) or is another kind of database.
+  explicit RunStore(const std::string& path, Open mode = Open::create);
+  RunStore(const RunStore&) = delete;
+  RunStore& operator=(const RunStore&) = delete;
+
+  static constexpr int kSchemaVersion = 1;
+  [[nodiscard]] const std::string& path() const noexcept { return m_path; }
+
+  // ---- runs
+  /// A new run with a short readable id, status running.
+  std::string create_run(const ordered_json& config, const std::string& model, const std::string& notes = "");
+  [[nodiscard]] std::vector<RunInfo> list_runs() const;  ///< newest first
+  [[nodiscard]] std::optional<RunInfo> find_run(const std::string& id) const;
+  [[nodiscard]] RunInfo run(const std::string& id) const;  ///< throws when unknown
+  [[nodiscard]] ordered_json run_config(const std::string& id) const;
+  void set_run_status(const std::string& id, RunStatus status);
+  void set_run_notes(const std::string& id, const std::string& notes);
+
+  // ---- trajectories
+  /// The trajectory of `key` in the run, created (running) when absent: call it again on resume.
+  int64_t ensure_trajectory(const std::string& run_id, const TrajectoryKey& key);
+  [[nodiscard]] std::optional<int64_t> find_trajectory(const std::string& run_id, const TrajectoryKey& key) const;
+  [[nodiscard]] TrajectoryInfo trajectory(int64_t trajectory_id) const;
+  [[nodiscard]] std::vector<TrajectoryInfo> list_trajectories(const std::string& run_id) const;
+  /// The opening messages (system, task), once, before turn 1.
+  void record_initial_messages(int64_t trajectory_id, const std::vector<StoredMessage>& messages);
+  /// Ends a running trajectory. stopped_early/finished need the last turn complete; failed (the
+  /// model API gave up, ...) may leave a partial turn, which reopen_trajectory lets the loop resume.
+  void finish_trajectory(int64_t trajectory_id, TrajectoryStatus status, const std::string& reason);
+  void reopen_trajectory(int64_t trajectory_id);
+
+  // ---- the steps of a turn (each one transaction; out of order or twice throws RunStoreError)
+  /// turn must be 1 + the last turn, which must be complete; the opening messages must exist.
+  void begin_turn(int64_t trajectory_id, int64_t turn);
+  /// The assistant message, its reasoning text (kept for fine-tuning records, DESIGN §9; never sent
+  /// back to the model by the store) and the call's usage, in one transaction.
+  void record_model_answer(int64_t trajectory_id, int64_t turn, const std::string& answer, const ModelUsage& usage,
+                           const std::string& reasoning = "");
+  /// Stores the source (content-addressed) and returns its SHA-256.
+  std::string record_candidate(int64_t trajectory_id, int64_t turn, const std::string& source);
+  void record_extraction_error(int64_t trajectory_id, int64_t turn, const std::string& error);
+  void record_submission(int64_t trajectory_id, int64_t turn, const std::string& task_id);
+  /// The service lost the task (expired, deleted): the evaluation was submitted again.
+  void record_resubmission(int64_t trajectory_id, int64_t turn, const std::string& old_task_id,
+                           const std::string& new_task_id);
+  /// `task_id` must be the current submission's, so a stale result cannot be attached.
+  void record_verdict(int64_t trajectory_id, int64_t turn, const std::string& task_id, const ordered_json& verdict);
+  void record_feedback(int64_t trajectory_id, int64_t turn, const std::string& feedback);
+  /// From feedback_stored, verdict_stored, or an extraction error; with `end`, also finishes the
+  /// trajectory in the same transaction (so no resume has to re-decide the stop).
+  void complete_turn(int64_t trajectory_id, int64_t turn, const std::optional<TrajectoryEnd>& end = std::nullopt);
+
+  // ---- reading
+  [[nodiscard]] ResumePoint resume_point(int64_t trajectory_id) const;
+  [[nodiscard]] std::vector<StoredMessage> messages(int64_t trajectory_id) const;
+  [[nodiscard]] std::vector<TurnRecord> turns(int64_t trajectory_id) const;
+  [[nodiscard]] std::vector<TurnRow> turn_rows(int64_t trajectory_id) const;
+  [[nodiscard]] std::optional<std::string> candidate_source(const std::string& sha256) const;
+
+ private:
+  struct StepCheck;
+  StepCheck require_step(int64_t trajectory_id, int64_t turn, std::initializer_list<TurnStep> allowed,
+                         const char* action);
+  void require_running(int64_t trajectory_id, const char* action);
+  void set_step(int64_t trajectory_id, int64_t turn, TurnStep step, const char* time_column);
+  int64_t next_seq(int64_t trajectory_id);
+  void insert_message(int64_t trajectory_id, int64_t turn, const std::string& role, const std::string& content,
+                      const char* kind, const std::string& reasoning = "");
+  void finish_locked(int64_t trajectory_id, TrajectoryStatus status, const std::string& reason);
+  [[nodiscard]] TrajectoryInfo trajectory_locked(int64_t trajectory_id) const;
+  [[nodiscard]] std::vector<StoredMessage> messages_locked(int64_t trajectory_id) const;
+  [[nodiscard]] std::vector<TurnRecord> turns_locked(int64_t trajectory_id, std::optional<int64_t> only) const;
+
+  std::string m_path;
+  mutable std::mutex m_mutex;
+  mutable SqliteDb m_db;
+};
+
+}  // namespace ptxbench

@@ -1,0 +1,140 @@
+#include "agent/turn_loop.h"
+
+#include "agent/code_extract.h"
+#include "common/error.h"
+#include "verdict/feedback.h"
+
+namespace ptxbench {
+
+TrajectoryRunner::TrajectoryRunner(RunStore& store, Policy& policy, const ServiceClient& service, const RunConfig& config,
+                                   const Catalog& catalog, const PromptBuilder& prompts, std::string run_id)
+    : m_store(store), m_policy(policy), m_service(service), m_config(config), m_catalog(catalog), m_prompts(prompts),
+      m_run_id(std::move(run_id)) {}
+
+std::vector<StoredMessage> TrajectoryRunner::shape_context(const std::vector<StoredMessage>& stored, ContextPolicy policy) {
+  std::vector<StoredMessage> out;
+  for (const auto& m : stored)
+    if (m.role != "system") out.push_back(m);
+  if (policy == ContextPolicy::full || out.size() <= 3) return out;
+  // latest: the task (turn 0), then the last assistant answer and the feedback that followed it.
+  std::vector<StoredMessage> latest;
+  for (const auto& m : out)
+    if (m.turn == 0) latest.push_back(m);
+  int64_t last_turn = out.back().turn;
+  for (const auto& m : out)
+    if (m.turn == last_turn && m.turn > 0) latest.push_back(m);
+  return latest;
+}
+
+void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&)>& on_event) {
+  auto emit = [&](int64_t turn, const std::string& phase, const std::string& detail = "", int64_t tokens = 0) {
+    if (on_event) on_event({id, turn, phase, detail, tokens});
+  };
+  for (;;) {
+    ResumePoint rp = m_store.resume_point(id);
+    const TrajectoryKey& key = rp.trajectory.key;
+    int64_t turn = rp.turn;
+    switch (rp.next()) {
+      case NextAction::done:
+        emit(turn, rp.trajectory.status == TrajectoryStatus::failed ? "failed" : "done", rp.trajectory.stop_reason);
+        return;
+      case NextAction::store_initial_messages: {
+        const Definition& def = m_catalog.definition(key.definition);
+        const Workload& w = key.workload_uuid.empty() ? m_catalog.default_workload(key.definition)
+                                                      : m_catalog.find_workload(key.definition, key.workload_uuid);
+        Prompt p = m_prompts.build(def, resolve_workload(def, w), key.prompt_tag, m_config.arch);
+        m_store.record_initial_messages(id, {{"system", p.system, 0, 0, ""}, {"user", p.user, 0, 0, ""}});
+        break;
+      }
+      case NextAction::next_turn:
+        if (turn >= m_config.num_turns) {  // only reached when a stop was not stored with the last turn
+          m_store.finish_trajectory(id, TrajectoryStatus::finished, "turn budget of " + std::to_string(m_config.num_turns));
+          break;
+        }
+        m_store.begin_turn(id, turn + 1);
+        break;
+      case NextAction::call_model: {
+        emit(turn, "model");
+        PolicyRequest req;
+        req.key = &key;
+        req.turn = turn;
+        for (const auto& m : rp.messages)
+          if (m.role == "system") req.system = m.content;
+        req.conversation = shape_context(rp.messages, m_config.context);
+        PolicyAnswer a;
+        try {
+          a = m_policy.answer(req);
+        } catch (const ModelApiError& e) {
+          m_store.finish_trajectory(id, TrajectoryStatus::failed, std::string("model API: ") + e.what());
+          break;
+        } catch (const InputError& e) {
+          m_store.finish_trajectory(id, TrajectoryStatus::failed, e.what());
+          break;
+        }
+        m_store.record_model_answer(id, turn, a.text, a.usage, a.reasoning);
+        emit(turn, "answered", a.usage.finish_reason, a.usage.prompt_tokens + a.usage.completion_tokens);
+        break;
+      }
+      case NextAction::extract_candidate: {
+        Extraction e = extract_candidate(rp.last->answer.value_or(""));
+        if (e.source) m_store.record_candidate(id, turn, *e.source);
+        else m_store.record_extraction_error(id, turn, e.error);
+        emit(turn, "extract", e.source ? "ok" : "EXTRACTION_ERROR");
+        break;
+      }
+      case NextAction::submit_evaluation: {
+        emit(turn, "evaluate");
+        ordered_json body = {{"definition", key.definition}, {"source", *rp.last->candidate_source}};
+        if (!key.workload_uuid.empty()) body["workload"] = key.workload_uuid;
+        if (!m_config.eval_options.empty()) body["options"] = m_config.eval_options;
+        // The key names the turn: a run killed between the submission and record_submission
+        // gets the same task back when it resumes.
+        std::string idem = m_run_id + ":" + std::to_string(id) + ":" + std::to_string(turn);
+        m_store.record_submission(id, turn, m_service.submit(body, idem));
+        break;
+      }
+      case NextAction::await_verdict: {
+        const std::string& task = *rp.last->task_id;
+        ordered_json t;
+        try {
+          t = m_service.wait_done(task, m_config.eval_timeout_s);
+        } catch (const Error& e) {
+          // An unknown task (expired from the service's queue, a new queue): submit it again.
+          HttpResult probe = m_service.request("GET", "/v1/evaluations/" + task, "", 30);
+          if (probe.status != 404) throw;
+          ordered_json body = {{"definition", key.definition}, {"source", *rp.last->candidate_source}};
+          if (!key.workload_uuid.empty()) body["workload"] = key.workload_uuid;
+          if (!m_config.eval_options.empty()) body["options"] = m_config.eval_options;
+          std::string idem = m_run_id + ":" + std::to_string(id) + ":" + std::to_string(turn) + ":" +
+                             std::to_string(rp.last->submissions + 1);
+          m_store.record_resubmission(id, turn, task, m_service.submit(body, idem));
+          break;
+        }
+        ordered_json verdict = t.contains("verdict") && t["verdict"].is_object() ? t["verdict"] : ordered_json::object();
+        if (!verdict.contains("status")) verdict["status"] = t.value("status", "INFRA_ERROR");
+        m_store.record_verdict(id, turn, task, verdict);
+        emit(turn, "verdict", verdict.value("status", ""));
+        break;
+      }
+      case NextAction::feedback_or_complete: {
+        const TurnRecord& last = *rp.last;
+        std::string feedback = last.extraction_error ? *last.extraction_error : render_feedback(*last.verdict);
+        m_store.record_feedback(id, turn, feedback);
+        break;
+      }
+      case NextAction::complete_turn: {
+        const TurnRecord& last = *rp.last;
+        std::optional<TrajectoryEnd> end;
+        if (last.correct && last.speedup && *last.speedup >= m_config.target_speedup)
+          end = TrajectoryEnd{TrajectoryStatus::stopped_early, "PASSED with speedup " + std::to_string(*last.speedup) +
+                                                                   " >= target " + std::to_string(m_config.target_speedup)};
+        else if (turn >= m_config.num_turns)
+          end = TrajectoryEnd{TrajectoryStatus::finished, "turn budget of " + std::to_string(m_config.num_turns)};
+        m_store.complete_turn(id, turn, end);
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace ptxbench

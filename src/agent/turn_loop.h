@@ -1,0 +1,53 @@
+// One trajectory's turns (DESIGN §6), driven by the run store's resume point: build the prompt →
+// ask the policy → extract the last valid code block → submit to the evaluation service (with an
+// idempotency key, so a resumed turn re-attaches instead of re-submitting) → store the verdict →
+// feedback text → next turn, until PASSED with speedup ≥ target or the turn budget. Every step is
+// stored before the next begins, so a kill at any moment resumes with no lost and no repeated turn.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "agent/policy.h"
+#include "agent/run_config.h"
+#include "agent/run_store.h"
+#include "definitions/catalog.h"
+#include "prompt/prompt_builder.h"
+#include "service/service_client.h"
+
+namespace ptxbench {
+
+/// Something that happened in a trajectory, for the progress display.
+struct TurnEvent {
+  int64_t trajectory_id = 0;
+  int64_t turn = 0;
+  std::string phase;   ///< model, answered, extract, evaluate, verdict, done, failed
+  std::string detail;  ///< verdict status, stop reason, error
+  int64_t tokens = 0;  ///< answered: prompt + completion tokens of the call
+};
+
+class TrajectoryRunner {
+ public:
+  TrajectoryRunner(RunStore& store, Policy& policy, const ServiceClient& service, const RunConfig& config,
+                   const Catalog& catalog, const PromptBuilder& prompts, std::string run_id);
+
+  /// Runs the trajectory from wherever it stands until it is no longer running. A model API that
+  /// fails for good, or a policy with no answer, ends it as `failed` (resumable); anything else
+  /// propagates. `on_event` may be empty; it is called from this thread.
+  void run(int64_t trajectory_id, const std::function<void(const TurnEvent&)>& on_event = {});
+
+  /// The messages a policy sees at a turn under the context policy: full — the task and every
+  /// answer/feedback pair so far; latest — the task, then only the last answer and its feedback.
+  static std::vector<StoredMessage> shape_context(const std::vector<StoredMessage>& stored, ContextPolicy policy);
+
+ private:
+  RunStore& m_store;
+  Policy& m_policy;
+  const ServiceClient& m_service;
+  const RunConfig& m_config;
+  const Catalog& m_catalog;
+  const PromptBuilder& m_prompts;
+  std::string m_run_id;
+};
+
+}  // namespace ptxbench

@@ -1,0 +1,73 @@
+// `ptxbench run --config FILE | --resume RUN`: the agent's multi-turn runs (DESIGN §6), stored in a
+// run store as they happen and exported to a run folder (docs/agent.md).
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "agent/agent_run.h"
+#include "agent/run_config.h"
+#include "agent/run_store.h"
+#include "agent/trajectory_export.h"
+#include "cli/commands.h"
+#include "common/error.h"
+#include "common/fs.h"
+
+namespace ptxbench::cli {
+namespace {
+
+struct RunArgs {
+  std::string config, resume, export_run, store = "runs/runs.db", runs_dir = "runs";
+  std::vector<std::string> local_service_args;
+  bool list = false;
+};
+
+int run_command(const RunArgs& a) {
+  AgentRunSetup setup;
+  setup.root = data_root();
+  setup.store = a.store;
+  setup.runs_dir = a.runs_dir;
+  setup.ptxbench = executable_dir() / "ptxbench";
+  setup.local_service_args = a.local_service_args;
+  setup.tty = ::isatty(STDOUT_FILENO) != 0;
+  int modes = !a.config.empty() + !a.resume.empty() + !a.export_run.empty() + a.list;
+  if (modes != 1) throw InputError("cli", "give exactly one of --config FILE, --resume RUN, --export RUN, --list");
+  if (a.list) {
+    RunStore store(a.store, RunStore::Open::existing);
+    for (const auto& r : store.list_runs())
+      fmt::print("{}  {:<11} {:<24} {}\n", r.id, to_string(r.status), r.model, r.notes);
+    return 0;
+  }
+  if (!a.export_run.empty()) {
+    RunStore store(a.store, RunStore::Open::existing);
+    fmt::print("{}\n", export_run(store, a.export_run, a.runs_dir).string());
+    return 0;
+  }
+  AgentRunResult r;
+  if (!a.config.empty()) {
+    JsonChecker check(a.config);
+    r = start_run(run_config_from_json(check.parse(read_file(a.config)), a.config), setup);
+  } else {
+    r = resume_run(a.resume, setup);
+  }
+  fmt::print("[run] {}: {} trajectories, {} failed, {} unfinished; records in {}, files in {}/{}\n", r.run_id, r.trajectories,
+             r.failed, r.unfinished, a.store, a.runs_dir, r.run_id);
+  return r.complete() ? 0 : 4;
+}
+
+}  // namespace
+
+void register_run(CLI::App& app, Action& action) {
+  static RunArgs a;
+  auto* cmd = app.add_subcommand("run", "run the agent: multi-turn refinement trajectories, stored as they happen");
+  cmd->add_option("--config", a.config, "run config JSON (docs/agent.md)");
+  cmd->add_option("--resume", a.resume, "continue a stored run (no lost, no repeated turn)");
+  cmd->add_option("--export", a.export_run, "write a stored run's folder again");
+  cmd->add_flag("--list", a.list, "list the stored runs");
+  cmd->add_option("--store", a.store, "run store (SQLite; default runs/runs.db)");
+  cmd->add_option("--runs-dir", a.runs_dir, "run folders go under DIR (default runs)");
+  cmd->add_option("--local-service-arg", a.local_service_args,
+                  "extra option for the local service of \"service\": \"local\" (repeatable, e.g. --local-service-arg=--workers-per-gpu=2)")
+      ->allow_extra_args(false);
+  cmd->callback([&action] { action = [] { return run_command(a); }; });
+}
+
+}  // namespace ptxbench::cli

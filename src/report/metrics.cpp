@@ -1,0 +1,315 @@
+#include "report/metrics.h"
+
+#include <algorithm>
+
+#include "common/stats.h"
+#include "verdict/status.h"
+
+namespace ptxbench::report {
+namespace {
+
+struct LabelText {
+  TurnLabel label;
+  const char* name;
+  const char* key;
+};
+constexpr LabelText kLabelText[] = {
+    {TurnLabel::correct, "Correct", "correct"},
+    {TurnLabel::numerical_error, "Numerical error", "numerical_error"},
+    {TurnLabel::compilation_error, "Compilation error", "compilation_error"},
+    {TurnLabel::runtime_error, "Runtime error", "runtime_error"},
+    {TurnLabel::sanitize_timeout, "Sanitize timeout", "sanitize_timeout"},
+    {TurnLabel::kernel_timeout, "Kernel execution timeout", "kernel_timeout"},
+    {TurnLabel::service_timeout, "Service timeout", "service_timeout"},
+    {TurnLabel::extraction_error, "Extraction error", "extraction_error"},
+    {TurnLabel::other, "Other", "other"},
+    {TurnLabel::infra_error, "Infra error (excluded)", "infra_error"},
+};
+
+// Only the sanitize stage records per-run `timed_out`; its timeout message names the tool too.
+bool sanitize_timed_out(const ordered_json& v) {
+  if (v.contains("stages") && v["stages"].is_object() && v["stages"].contains("sanitize")) {
+    const auto& s = v["stages"]["sanitize"];
+    if (s.is_object() && s.contains("runs") && s["runs"].is_array())
+      for (const auto& r : s["runs"])
+        if (r.is_object() && r.contains("timed_out") && r["timed_out"].is_boolean() && r["timed_out"].get<bool>()) return true;
+  }
+  if (v.contains("message") && v["message"].is_string())
+    return v["message"].get<std::string>().find("compute-sanitizer") != std::string::npos;
+  return false;
+}
+
+std::optional<double> max_of_present(const std::vector<std::optional<double>>& v) {
+  std::optional<double> m;
+  for (const auto& x : v)
+    if (x && (!m || *x > *m)) m = x;
+  return m;
+}
+
+std::optional<double> median_of_present(const std::vector<std::optional<double>>& v, int64_t& n) {
+  std::vector<double> present;
+  for (const auto& x : v)
+    if (x) present.push_back(*x);
+  n = static_cast<int64_t>(present.size());
+  if (present.empty()) return std::nullopt;
+  return median(present);
+}
+
+std::optional<double> per_trajectory(int64_t sum, int64_t n) {
+  if (n == 0) return std::nullopt;
+  return static_cast<double>(sum) / static_cast<double>(n);
+}
+
+std::optional<double> ratio(std::optional<double> a, std::optional<double> b) {
+  if (!a || !b || *b == 0.0) return std::nullopt;
+  return *a / *b;
+}
+
+}  // namespace
+
+std::string label_name(TurnLabel l) {
+  for (const auto& t : kLabelText)
+    if (t.label == l) return t.name;
+  return "Other";
+}
+
+std::string label_key(TurnLabel l) {
+  for (const auto& t : kLabelText)
+    if (t.label == l) return t.key;
+  return "other";
+}
+
+TurnLabel label_for(const std::string& status, const ordered_json* verdict) {
+  if (status == "EXTRACTION_ERROR") return TurnLabel::extraction_error;
+  if (status == "SERVICE_TIMEOUT") return TurnLabel::service_timeout;
+  auto s = parse_status(status);
+  if (!s) return TurnLabel::other;
+  switch (*s) {
+    case Status::PASSED: return TurnLabel::correct;
+    case Status::INCORRECT_NUMERICAL: return TurnLabel::numerical_error;
+    case Status::COMPILE_ERROR:
+    case Status::ABI_ERROR: return TurnLabel::compilation_error;
+    case Status::RUNTIME_ERROR:
+    case Status::SANITIZER_ERROR: return TurnLabel::runtime_error;
+    case Status::TIMEOUT:
+      return verdict && verdict->is_object() && sanitize_timed_out(*verdict) ? TurnLabel::sanitize_timeout
+                                                                             : TurnLabel::kernel_timeout;
+    case Status::INFRA_ERROR: return TurnLabel::infra_error;
+    case Status::BANNED_API:
+    case Status::TIMING_ANOMALY: return TurnLabel::other;
+  }
+  return TurnLabel::other;
+}
+
+std::vector<LabelRule> label_mapping() {
+  return {
+      {"PASSED", "Correct", "correct on every trial (TIMING_ANOMALY is not)"},
+      {"INCORRECT_NUMERICAL", "Numerical error", "output outside the tolerance, NaN, or inputs modified"},
+      {"COMPILE_ERROR", "Compilation error", "nvcc/ptxas failed or timed out"},
+      {"ABI_ERROR", "Compilation error", "the build produced no loadable ptxb_run entry point (ELF/symbol check)"},
+      {"RUNTIME_ERROR", "Runtime error", "the runner crashed, a CUDA call failed, or a call returned an error"},
+      {"SANITIZER_ERROR", "Runtime error", "compute-sanitizer memcheck found memory errors (or guard bands were hit)"},
+      {"TIMEOUT (sanitize stage)", "Sanitize timeout",
+       "TIMEOUT whose verdict has a sanitize run with timed_out: true (or whose message names compute-sanitizer)"},
+      {"TIMEOUT (any other stage)", "Kernel execution timeout",
+       "a correctness call, a timing trial or the ncu profile did not finish in time"},
+      {"SERVICE_TIMEOUT", "Service timeout",
+       "reserved: our service returns no such status today (a task it cannot finish comes back INFRA_ERROR, "
+       "and an evaluation outlasting the run's eval_timeout_s leaves the turn unjudged), so this label reads 0"},
+      {"EXTRACTION_ERROR", "Extraction error", "no complete code block defining ptxb_run in the answer (stored by the agent)"},
+      {"BANNED_API", "Other", "a forbidden API, library or foreign kernel"},
+      {"TIMING_ANOMALY", "Other", "correct output but a time under the roofline floor, work outside the timed calls, or nothing launched"},
+      {"any other status", "Other", ""},
+      {"INFRA_ERROR", "Infra error (excluded)",
+       "ours, not the model's: excluded from every rate's numerator and denominator, counted separately"},
+  };
+}
+
+bool counted(const TrajectoryObs& t) {
+  return std::any_of(t.turns.begin(), t.turns.end(), [](const TurnObs& o) { return o.label != TurnLabel::infra_error; });
+}
+
+BudgetMetrics budget_metrics(const std::vector<TrajectoryObs>& trajectories, int budget) {
+  BudgetMetrics m;
+  m.budget = budget;
+  m.measured = budget > 0;
+  for (const auto& t : trajectories) {
+    if (!counted(t)) continue;
+    ++m.trajectories;
+    if (t.turn_budget < budget) m.measured = false;
+  }
+  if (!m.measured) return m;
+  for (const auto& t : trajectories) {
+    if (!counted(t)) continue;
+    std::optional<double> best, best_target;
+    const auto n = static_cast<int64_t>(t.turns.size());
+    for (int64_t slot = 0; slot < budget; ++slot) {
+      bool carried = slot >= n;
+      const TurnObs& o = carried ? t.turns.back() : t.turns[static_cast<std::size_t>(slot)];
+      m.carried_slots += carried;
+      if (o.label == TurnLabel::infra_error) {
+        ++m.infra_slots;
+        continue;
+      }
+      ++m.slots;
+      m.correct_slots += o.correct;
+      m.target_slots += o.correct && o.target;
+      if (!carried && o.correct && o.speedup) {
+        if (!best || *o.speedup > *best) best = o.speedup;
+        if (o.target && (!best_target || *o.speedup > *best_target)) best_target = o.speedup;
+      }
+    }
+    m.best.push_back(best);
+    m.best_target.push_back(best_target);
+  }
+  if (m.slots > 0) {
+    m.correctness_rate = static_cast<double>(m.correct_slots) / static_cast<double>(m.slots);
+    m.target_rate = static_cast<double>(m.target_slots) / static_cast<double>(m.slots);
+  }
+  m.max_best = max_of_present(m.best);
+  m.max_best_target = max_of_present(m.best_target);
+  m.median_best = median_of_present(m.best, m.with_best);
+  m.median_best_target = median_of_present(m.best_target, m.with_best_target);
+  return m;
+}
+
+double fast_p(const std::vector<std::optional<double>>& bests, double p) {
+  if (bests.empty()) return 0.0;
+  auto above = std::count_if(bests.begin(), bests.end(), [p](const std::optional<double>& b) { return b && *b > p; });
+  return static_cast<double>(above) / static_cast<double>(bests.size());
+}
+
+const std::vector<double>& fast_p_grid() {
+  static const std::vector<double> grid = {0.0, 0.25, 0.5, 0.75, 0.8, 0.9, 1.0, 1.1, 1.2, 1.5, 2.0, 3.0};
+  return grid;
+}
+
+LabelCounts label_counts(const std::vector<TrajectoryObs>& trajectories) {
+  LabelCounts c;
+  for (const auto& t : trajectories)
+    for (std::size_t i = 0; i < t.turns.size(); ++i) {
+      int l = label_index(t.turns[i].label);
+      ++c.total[static_cast<std::size_t>(l)];
+      if (c.per_turn.size() <= i) c.per_turn.resize(i + 1);
+      ++c.per_turn[i][static_cast<std::size_t>(l)];
+    }
+  return c;
+}
+
+int64_t Transitions::total() const {
+  int64_t n = 0;
+  for (const auto& row : counts)
+    for (auto x : row) n += x;
+  return n;
+}
+
+Transitions transitions(const std::vector<TrajectoryObs>& trajectories) {
+  Transitions tr;
+  for (const auto& t : trajectories)
+    for (std::size_t i = 1; i < t.turns.size(); ++i)
+      ++tr.counts[static_cast<std::size_t>(label_index(t.turns[i - 1].label))]
+                 [static_cast<std::size_t>(label_index(t.turns[i].label))];
+  return tr;
+}
+
+TokenSummary token_summary(const std::vector<TrajectoryObs>& trajectories) {
+  TokenSummary s;
+  s.trajectories = static_cast<int64_t>(trajectories.size());
+  for (const auto& t : trajectories) s.total += t.tokens;
+  s.mean_prompt = per_trajectory(s.total.prompt, s.trajectories);
+  s.mean_completion = per_trajectory(s.total.completion, s.trajectories);
+  s.mean_reasoning = per_trajectory(s.total.reasoning, s.trajectories);
+  s.mean_cached = per_trajectory(s.total.cached, s.trajectories);
+  s.mean_total = per_trajectory(s.total.total(), s.trajectories);
+  return s;
+}
+
+GroupMetrics group_metrics(const std::vector<TrajectoryObs>& trajectories, const std::vector<int>& budgets) {
+  GroupMetrics g;
+  g.trajectories = static_cast<int64_t>(trajectories.size());
+  for (const auto& t : trajectories) {
+    if (!counted(t)) continue;
+    ++g.counted;
+    g.incomplete += t.incomplete;
+  }
+  for (int b : budgets) g.budgets.push_back(budget_metrics(trajectories, b));
+  g.labels = label_counts(trajectories);
+  g.transitions = transitions(trajectories);
+  g.tokens = token_summary(trajectories);
+  return g;
+}
+
+TokenRatio token_ratio(const TokenSummary& a, const TokenSummary& b) {
+  return {ratio(a.mean_prompt, b.mean_prompt), ratio(a.mean_completion, b.mean_completion),
+          ratio(a.mean_reasoning, b.mean_reasoning), ratio(a.mean_cached, b.mean_cached), ratio(a.mean_total, b.mean_total)};
+}
+
+const std::vector<MetricDefinition>& metric_definitions() {
+  static const std::vector<MetricDefinition> defs = {
+      {"groups", "Groups",
+       "Metrics are computed per run x model x definition x GPU. The GPU is the name in the verdicts' "
+       "environment.gpu.name; a trajectory whose verdicts name none (e.g. only extraction errors) takes the one GPU "
+       "its run and definition name, else '-'. Rows with definition '(all)' pool every definition of a run x model x GPU."},
+      {"judged_turn", "Judged turn",
+       "A turn with a stored verdict or an extraction error. A turn still in flight (no verdict yet) is not judged "
+       "and not counted anywhere except tokens."},
+      {"counted_trajectory", "Counted trajectory",
+       "A trajectory with at least one judged turn that is not INFRA_ERROR. Others (no turn judged, or only "
+       "INFRA_ERROR) are left out of every rate and speedup metric, including the Fast_p denominator, and are "
+       "listed as 'not counted'."},
+      {"budget", "Turn budget T",
+       "The first T turns of each trajectory (T = 1, 4, 8 unless --budgets says otherwise). A budget larger than the "
+       "run's num_turns was not measured: its values are n/a (null in JSON, empty in CSV), never extrapolated."},
+      {"carry_forward", "Early stop: carry-forward",
+       "A trajectory with fewer judged turns than T (it stopped early at PASSED with speedup >= the target, or it "
+       "failed / is still running) carries its last judged turn's verdict forward into the remaining slots up to T: "
+       "a trajectory stopped early at a correct turn counts as correct in every later slot. Carried slots add to "
+       "the correctness rates only; bests and Fast_p use the turns actually run. Trajectories that failed or are "
+       "still running are counted as 'incomplete'."},
+      {"turn_correctness_rate", "Turn correctness rate",
+       "Correct (PASSED) slots among each counted trajectory's first T slots / (counted trajectories x T - "
+       "INFRA_ERROR slots). INFRA_ERROR slots (ours, not the model's) leave both numerator and denominator."},
+      {"target_correctness_rate", "Target-instruction correctness rate",
+       "Same denominator; the numerator counts only slots that are PASSED and whose verdict affirms "
+       "target_instruction.correct (the target instructions - wgmma/TMA on sm_90a, tcgen05 on sm_100a - were seen "
+       "executing in the runtime SASS). Missing SASS data (no target_instruction section, profile skipped, "
+       "correct not true) counts as NOT target-instruction correct."},
+      {"best_speedup", "Best speedup",
+       "Per trajectory: the largest speedup (baseline time / candidate time, from the verdict) of its correct turns "
+       "within the first T; none when it has no correct turn with a measured speedup (a PASSED turn without a "
+       "speedup counts as correct but has no speedup). Reported: the max over trajectories, and the median of the "
+       "per-trajectory bests over the trajectories that have one (n given)."},
+      {"best_target_speedup", "Best instruction-qualified speedup",
+       "Same, over turns that are target-instruction correct."},
+      {"fast_p", "Fast_p and Fast^Inst_p",
+       "The share of ALL counted trajectories whose best (instruction-qualified, for Fast^Inst_p) speedup within "
+       "T is strictly greater than p; a trajectory without a best counts in the denominator only. At p equal to a "
+       "speedup, that trajectory is not counted (strict >). Fast_0 is therefore the share with a correct, timed turn."},
+      {"turn_labels", "Turn labels",
+       "Each judged turn gets one label of the paper (Correct, Numerical error, Compilation error, Runtime error, "
+       "Sanitize timeout, Kernel execution timeout, Service timeout, Extraction error, Other) from its status by the "
+       "mapping shown; INFRA_ERROR turns are counted as 'Infra error (excluded)'. Counts are over the turns actually "
+       "run (no carry-forward), in total and per turn index."},
+      {"transitions", "Error-state transitions",
+       "Counts of label(n) -> label(n+1) over consecutive judged turns of the same trajectory (no carry-forward; "
+       "INFRA_ERROR is a state of its own so no turn disappears)."},
+      {"tokens", "Tokens per trajectory",
+       "Sums over every stored model call of a trajectory (one per turn, retries included as the provider billed "
+       "the successful attempt): prompt, completion, reasoning (part of completion) and cached (part of prompt); "
+       "total = prompt + completion. Groups report the sum and the mean per trajectory over all trajectories."},
+      {"token_ratio", "Token ratio between runs",
+       "When several runs are given, each later run is compared with the first (e.g. agent RUN first, refinement "
+       "RUN second): ratio = mean tokens per trajectory of the first run / mean tokens per trajectory of the other, "
+       "per definition both ran and over all definitions, for each token kind."},
+  };
+  return defs;
+}
+
+const std::string& definition_text(const std::string& key) {
+  static const std::string none;
+  for (const auto& d : metric_definitions())
+    if (d.key == key) return d.text;
+  return none;
+}
+
+}  // namespace ptxbench::report

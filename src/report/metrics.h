@@ -1,0 +1,159 @@
+// The paper's metrics (DESIGN §7) over trajectories reduced to what they need: per turn a label,
+// the correct and target-instruction flags, the speedup and the tokens. Pure functions, so they are
+// tested against hand-computed fixtures; report_data.h fills the inputs from a run store.
+// Every choice made here is stated in metric_definitions(), which every output prints.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json_check.h"
+
+namespace ptxbench::report {
+
+/// The paper's turn labels, plus our INFRA_ERROR, which is no label of the model's: it is excluded
+/// from every rate (numerator and denominator) and counted on its own.
+enum class TurnLabel {
+  correct,
+  numerical_error,
+  compilation_error,
+  runtime_error,
+  sanitize_timeout,
+  kernel_timeout,
+  service_timeout,
+  extraction_error,
+  other,
+  infra_error,
+};
+inline constexpr int kLabelCount = 10;
+inline constexpr std::array<TurnLabel, kLabelCount> kAllLabels = {
+    TurnLabel::correct,          TurnLabel::numerical_error, TurnLabel::compilation_error, TurnLabel::runtime_error,
+    TurnLabel::sanitize_timeout, TurnLabel::kernel_timeout,  TurnLabel::service_timeout,   TurnLabel::extraction_error,
+    TurnLabel::other,            TurnLabel::infra_error};
+
+std::string label_name(TurnLabel l);  ///< "Correct", "Kernel execution timeout", ..., "Infra error (excluded)"
+std::string label_key(TurnLabel l);   ///< "correct", "kernel_timeout", ... (CSV / JSON)
+[[nodiscard]] inline int label_index(TurnLabel l) { return static_cast<int>(l); }
+
+/// The label of a turn from its stored status (a verdict status or EXTRACTION_ERROR) and, for
+/// TIMEOUT, the verdict document (which stage timed out). Unknown statuses are Other.
+TurnLabel label_for(const std::string& status, const ordered_json* verdict = nullptr);
+
+/// Status -> label, with the reason, as stated in every report.
+struct LabelRule {
+  std::string status;
+  std::string label;
+  std::string note;
+};
+std::vector<LabelRule> label_mapping();
+
+struct TokenCounts {
+  int64_t prompt = 0, completion = 0, reasoning = 0, cached = 0;
+  /// prompt + completion: reasoning ⊆ completion and cached ⊆ prompt (docs/agent.md).
+  [[nodiscard]] int64_t total() const { return prompt + completion; }
+  TokenCounts& operator+=(const TokenCounts& o) {
+    prompt += o.prompt, completion += o.completion, reasoning += o.reasoning, cached += o.cached;
+    return *this;
+  }
+};
+
+/// One judged turn: a verdict was stored, or no candidate could be extracted.
+struct TurnObs {
+  int64_t turn = 0;
+  TurnLabel label = TurnLabel::other;
+  bool correct = false;  ///< PASSED
+  bool target = false;   ///< PASSED and the verdict affirms target_instruction.correct (missing data: false)
+  std::optional<double> speedup;  ///< only read when correct
+};
+
+struct TrajectoryObs {
+  std::vector<TurnObs> turns;  ///< judged turns, by turn number (1, 2, ...)
+  int64_t turn_budget = 0;     ///< the run's num_turns: budgets above it were not measured
+  bool incomplete = false;     ///< ended short of its budget other than by the stop rule (failed, running)
+  TokenCounts tokens;          ///< every stored model call of the trajectory
+};
+
+/// Counted trajectories have at least one judged turn that is not INFRA_ERROR; the others are
+/// left out of every rate and speedup metric (and of the Fast_p denominator).
+bool counted(const TrajectoryObs& t);
+
+/// The metrics of a set of trajectories at one turn budget T.
+struct BudgetMetrics {
+  int budget = 0;
+  bool measured = false;            ///< false: T exceeds some trajectory's num_turns; values are absent
+  int64_t trajectories = 0;         ///< counted trajectories
+  int64_t slots = 0;                ///< denominator: counted trajectories × T, less INFRA_ERROR slots
+  int64_t infra_slots = 0;          ///< slots excluded as INFRA_ERROR
+  int64_t carried_slots = 0;        ///< slots after a trajectory's last judged turn (carried forward)
+  int64_t correct_slots = 0, target_slots = 0;
+  std::optional<double> correctness_rate, target_rate;  ///< fractions in [0, 1]; absent when slots == 0
+  /// Per counted trajectory (input order): its best correct (target-instruction-correct) speedup
+  /// within the first T turns; absent when it has none.
+  std::vector<std::optional<double>> best, best_target;
+  std::optional<double> max_best, max_best_target;        ///< max over trajectories
+  std::optional<double> median_best, median_best_target;  ///< median over trajectories that have a best
+  int64_t with_best = 0, with_best_target = 0;            ///< how many have one
+};
+
+BudgetMetrics budget_metrics(const std::vector<TrajectoryObs>& trajectories, int budget);
+
+/// Fast_p: the share of ALL given trajectories whose best is strictly greater than p (a trajectory
+/// without a best counts in the denominator only). 0 for an empty set.
+double fast_p(const std::vector<std::optional<double>>& bests, double p);
+/// The p values at which the reports list Fast_p (the curves are drawn exactly from the bests).
+const std::vector<double>& fast_p_grid();
+
+struct LabelCounts {
+  std::array<int64_t, kLabelCount> total{};
+  std::vector<std::array<int64_t, kLabelCount>> per_turn;  ///< [turn - 1]: judged turns only, no carry-forward
+};
+LabelCounts label_counts(const std::vector<TrajectoryObs>& trajectories);
+
+/// counts[from][to]: consecutive judged turns n -> n+1 of the same trajectory (INFRA_ERROR included
+/// as its own state; no carry-forward).
+struct Transitions {
+  std::array<std::array<int64_t, kLabelCount>, kLabelCount> counts{};
+  [[nodiscard]] int64_t total() const;
+};
+Transitions transitions(const std::vector<TrajectoryObs>& trajectories);
+
+struct TokenSummary {
+  int64_t trajectories = 0;  ///< all trajectories given (counted or not: their calls cost tokens)
+  TokenCounts total;
+  /// Per-trajectory means (total / trajectories); absent with no trajectories.
+  std::optional<double> mean_prompt, mean_completion, mean_reasoning, mean_cached, mean_total;
+};
+TokenSummary token_summary(const std::vector<TrajectoryObs>& trajectories);
+
+/// Everything the reports show about one group (model × definition × GPU of a run).
+struct GroupMetrics {
+  int64_t trajectories = 0;  ///< all
+  int64_t counted = 0;       ///< with at least one judged non-INFRA turn
+  int64_t incomplete = 0;    ///< counted but failed / still running short of the budget
+  std::vector<BudgetMetrics> budgets;
+  LabelCounts labels;
+  Transitions transitions;
+  TokenSummary tokens;
+};
+GroupMetrics group_metrics(const std::vector<TrajectoryObs>& trajectories, const std::vector<int>& budgets);
+
+/// Token ratio a / b of two token summaries' per-trajectory means (the agent/refinement ratio).
+struct TokenRatio {
+  std::optional<double> prompt, completion, reasoning, cached, total;
+};
+TokenRatio token_ratio(const TokenSummary& a, const TokenSummary& b);
+
+/// Named definitions of every metric and rule above, printed by every output.
+struct MetricDefinition {
+  std::string key;
+  std::string name;
+  std::string text;
+};
+const std::vector<MetricDefinition>& metric_definitions();
+/// The text of one definition by key ("" when unknown).
+const std::string& definition_text(const std::string& key);
+
+}  // namespace ptxbench::report

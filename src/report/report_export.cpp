@@ -1,0 +1,252 @@
+#include "report/report_export.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace ptxbench::report {
+namespace {
+
+ordered_json opt(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
+
+ordered_json tokens_json(const TokenCounts& t) {
+  return {{"prompt", t.prompt}, {"completion", t.completion}, {"reasoning", t.reasoning}, {"cached", t.cached}, {"total", t.total()}};
+}
+
+ordered_json token_summary_json(const TokenSummary& s) {
+  return {{"trajectories", s.trajectories},
+          {"total", tokens_json(s.total)},
+          {"mean_per_trajectory",
+           {{"prompt", opt(s.mean_prompt)},
+            {"completion", opt(s.mean_completion)},
+            {"reasoning", opt(s.mean_reasoning)},
+            {"cached", opt(s.mean_cached)},
+            {"total", opt(s.mean_total)}}}};
+}
+
+ordered_json ratio_json(const TokenRatio& r) {
+  return {{"prompt", opt(r.prompt)}, {"completion", opt(r.completion)}, {"reasoning", opt(r.reasoning)}, {"cached", opt(r.cached)},
+          {"total", opt(r.total)}};
+}
+
+std::vector<int64_t> counted_ids(const Report& r, const Group& g) {
+  std::vector<int64_t> ids;
+  for (auto i : g.members)
+    if (counted(r.trajectories[i].obs)) ids.push_back(r.trajectories[i].info.id);
+  return ids;
+}
+
+ordered_json fast_json(const std::vector<std::optional<double>>& bests) {
+  ordered_json p = ordered_json::array(), v = ordered_json::array();
+  for (double x : fast_p_grid()) {
+    p.push_back(x);
+    v.push_back(fast_p(bests, x));
+  }
+  return {{"p", p}, {"value", v}};
+}
+
+ordered_json budget_json(const BudgetMetrics& m, const std::vector<int64_t>& ids) {
+  ordered_json j = {{"T", m.budget}, {"measured", m.measured}, {"trajectories", m.trajectories}};
+  if (!m.measured) {
+    j["why"] = "T is above the run's num_turns: not measured";
+    return j;
+  }
+  j["slots"] = m.slots;
+  j["infra_slots"] = m.infra_slots;
+  j["carried_slots"] = m.carried_slots;
+  j["correct_slots"] = m.correct_slots;
+  j["target_slots"] = m.target_slots;
+  j["turn_correctness_rate"] = opt(m.correctness_rate);
+  j["target_correctness_rate"] = opt(m.target_rate);
+  j["best_speedup"] = {{"max", opt(m.max_best)}, {"median", opt(m.median_best)}, {"with_best", m.with_best}};
+  j["best_target_speedup"] = {{"max", opt(m.max_best_target)}, {"median", opt(m.median_best_target)}, {"with_best", m.with_best_target}};
+  j["fast_p"] = fast_json(m.best);
+  j["fast_inst_p"] = fast_json(m.best_target);
+  ordered_json per = ordered_json::array();
+  for (std::size_t i = 0; i < m.best.size() && i < ids.size(); ++i)
+    per.push_back({{"trajectory", ids[i]}, {"best", opt(m.best[i])}, {"best_target", opt(m.best_target[i])}});
+  j["per_trajectory"] = per;
+  return j;
+}
+
+ordered_json labels_json(const std::array<int64_t, kLabelCount>& counts) {
+  ordered_json j = ordered_json::object();
+  for (auto l : kAllLabels) j[label_name(l)] = counts[static_cast<std::size_t>(label_index(l))];
+  return j;
+}
+
+}  // namespace
+
+ordered_json report_json(const Report& r) {
+  ordered_json j = {{"schema", kReportSchema}, {"schema_version", kReportSchemaVersion}, {"generated_at", r.generated_at},
+                    {"store", r.store}, {"budgets", r.budgets}};
+  ordered_json defs = ordered_json::object();
+  for (const auto& d : metric_definitions()) defs[d.key] = {{"name", d.name}, {"text", d.text}};
+  j["definitions"] = defs;
+  ordered_json mapping = ordered_json::array();
+  for (const auto& m : label_mapping()) mapping.push_back({{"status", m.status}, {"label", m.label}, {"note", m.note}});
+  j["label_mapping"] = mapping;
+  j["rates"] = "fractions in [0, 1]; speedups are baseline time / candidate time";
+
+  ordered_json runs = ordered_json::array();
+  for (std::size_t i = 0; i < r.runs.size(); ++i) {
+    const auto& s = r.runs[i];
+    runs.push_back({{"label", "R" + std::to_string(i + 1)}, {"id", s.info.id}, {"status", to_string(s.info.status)},
+                    {"model", s.info.model}, {"name", s.info.notes}, {"num_turns", s.num_turns},
+                    {"trajectories", s.trajectories.size()}, {"config", s.info.config}});
+  }
+  j["runs"] = runs;
+
+  ordered_json groups = ordered_json::array();
+  for (const auto& g : r.groups) {
+    auto ids = counted_ids(r, g);
+    ordered_json budgets = ordered_json::array();
+    for (const auto& m : g.metrics.budgets) budgets.push_back(budget_json(m, ids));
+    ordered_json per_turn = ordered_json::array();
+    for (const auto& c : g.metrics.labels.per_turn) per_turn.push_back(labels_json(c));
+    ordered_json tr = ordered_json::array();
+    for (auto a : kAllLabels)
+      for (auto b : kAllLabels)
+        if (auto n = g.metrics.transitions.counts[static_cast<std::size_t>(label_index(a))][static_cast<std::size_t>(label_index(b))])
+          tr.push_back({{"from", label_name(a)}, {"to", label_name(b)}, {"count", n}});
+    ordered_json members = ordered_json::array();
+    for (auto i : g.members) members.push_back(r.trajectories[i].info.id);
+    groups.push_back({{"run", g.run_id},
+                      {"model", g.model},
+                      {"definition", g.definition},
+                      {"gpu", g.gpu},
+                      {"pooled", g.pooled},
+                      {"trajectories", g.metrics.trajectories},
+                      {"counted", g.metrics.counted},
+                      {"incomplete", g.metrics.incomplete},
+                      {"budgets", budgets},
+                      {"turn_labels", {{"total", labels_json(g.metrics.labels.total)}, {"per_turn", per_turn}}},
+                      {"transitions", tr},
+                      {"tokens", token_summary_json(g.metrics.tokens)},
+                      {"members", members}});
+  }
+  j["groups"] = groups;
+
+  ordered_json comparisons = ordered_json::array();
+  for (const auto& c : r.comparisons)
+    comparisons.push_back({{"reference_run", c.reference_run}, {"run", c.run}, {"definition", c.definition},
+                           {"reference_tokens", token_summary_json(c.reference)}, {"run_tokens", token_summary_json(c.other)},
+                           {"ratio", ratio_json(c.ratio)}});
+  j["comparisons"] = comparisons;
+
+  ordered_json trajectories = ordered_json::array();
+  for (const auto& t : r.trajectories) {
+    ordered_json turns = ordered_json::array();
+    for (std::size_t k = 0; k < t.records.size(); ++k) {
+      const auto& rec = t.records[k];
+      ordered_json tj = {{"turn", rec.turn}, {"step", to_string(rec.step)}, {"status", rec.status}, {"judged", bool(t.judged[k])}};
+      if (t.judged[k]) tj["label"] = label_name(t.labels[k]);
+      tj["correct"] = rec.correct;
+      tj["target_instruction"] = rec.correct && rec.target_instruction;
+      tj["speedup"] = opt(rec.speedup);
+      tj["gpu"] = rec.verdict ? verdict_gpu(*rec.verdict) : "";
+      TokenCounts tc;
+      if (rec.usage) tc = {rec.usage->prompt_tokens, rec.usage->completion_tokens, rec.usage->reasoning_tokens, rec.usage->cached_tokens};
+      tj["tokens"] = tokens_json(tc);
+      tj["latency_s"] = rec.usage ? ordered_json(rec.usage->latency_s) : ordered_json(nullptr);
+      tj["candidate_sha256"] = rec.candidate_sha256 ? ordered_json(*rec.candidate_sha256) : ordered_json(nullptr);
+      turns.push_back(tj);
+    }
+    trajectories.push_back({{"id", t.info.id},
+                            {"run", t.info.run_id},
+                            {"model", t.model},
+                            {"definition", t.info.key.definition},
+                            {"workload", t.info.key.workload_uuid},
+                            {"prompt_tag", t.info.key.prompt_tag},
+                            {"index", t.info.key.index},
+                            {"gpu", t.gpu},
+                            {"status", to_string(t.info.status)},
+                            {"stop_reason", t.info.stop_reason},
+                            {"counted", counted(t.obs)},
+                            {"incomplete", t.obs.incomplete},
+                            {"best_speedup", opt(t.info.best_speedup)},
+                            {"best_target_speedup", opt(t.info.best_target_speedup)},
+                            {"tokens", tokens_json(t.obs.tokens)},
+                            {"turns", turns}});
+  }
+  j["trajectories"] = trajectories;
+  return j;
+}
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string report_csv(const Report& r) {
+  std::string out = "run,model,definition,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition\n";
+  auto num = [](double v) { return fmt::format("{:.6g}", v); };
+  for (const auto& g : r.groups) {
+    std::string key = csv_field(g.run_id) + "," + csv_field(g.model) + "," + csv_field(g.definition) + "," + csv_field(g.gpu) + "," +
+                      std::to_string(g.metrics.counted) + ",";
+    auto row = [&](const std::string& metric, const std::string& budget, const std::string& p, const std::string& label,
+                   const std::string& to, const std::string& value, const std::string& def) {
+      out += key + metric + "," + budget + "," + p + "," + csv_field(label) + "," + csv_field(to) + ",," + value + "," +
+             csv_field(definition_text(def)) + "\n";
+    };
+    auto o = [&](const std::optional<double>& v) { return v ? num(*v) : std::string(); };
+    row("trajectories_not_counted", "", "", "", "", std::to_string(g.metrics.trajectories - g.metrics.counted), "counted_trajectory");
+    row("trajectories_incomplete", "", "", "", "", std::to_string(g.metrics.incomplete), "carry_forward");
+    for (const auto& m : g.metrics.budgets) {
+      std::string T = std::to_string(m.budget);
+      if (!m.measured) {
+        row("turn_correctness_rate", T, "", "", "", "", "budget");
+        continue;
+      }
+      row("slots", T, "", "", "", std::to_string(m.slots), "turn_correctness_rate");
+      row("infra_slots", T, "", "", "", std::to_string(m.infra_slots), "turn_correctness_rate");
+      row("carried_slots", T, "", "", "", std::to_string(m.carried_slots), "carry_forward");
+      row("turn_correctness_rate", T, "", "", "", o(m.correctness_rate), "turn_correctness_rate");
+      row("target_correctness_rate", T, "", "", "", o(m.target_rate), "target_correctness_rate");
+      row("best_speedup_max", T, "", "", "", o(m.max_best), "best_speedup");
+      row("best_speedup_median", T, "", "", "", o(m.median_best), "best_speedup");
+      row("best_speedup_with_best", T, "", "", "", std::to_string(m.with_best), "best_speedup");
+      row("best_target_speedup_max", T, "", "", "", o(m.max_best_target), "best_target_speedup");
+      row("best_target_speedup_median", T, "", "", "", o(m.median_best_target), "best_target_speedup");
+      row("best_target_speedup_with_best", T, "", "", "", std::to_string(m.with_best_target), "best_target_speedup");
+      for (double p : fast_p_grid()) {
+        row("fast_p", T, num(p), "", "", num(fast_p(m.best, p)), "fast_p");
+        row("fast_inst_p", T, num(p), "", "", num(fast_p(m.best_target, p)), "fast_p");
+      }
+    }
+    for (auto l : kAllLabels)
+      row("turn_label_count", "", "", label_name(l), "", std::to_string(g.metrics.labels.total[static_cast<std::size_t>(label_index(l))]),
+          "turn_labels");
+    for (auto a : kAllLabels)
+      for (auto b : kAllLabels)
+        if (auto n = g.metrics.transitions.counts[static_cast<std::size_t>(label_index(a))][static_cast<std::size_t>(label_index(b))])
+          row("transition_count", "", "", label_name(a), label_name(b), std::to_string(n), "transitions");
+    const auto& s = g.metrics.tokens;
+    const std::pair<const char*, std::pair<int64_t, std::optional<double>>> kinds[] = {
+        {"prompt", {s.total.prompt, s.mean_prompt}},       {"completion", {s.total.completion, s.mean_completion}},
+        {"reasoning", {s.total.reasoning, s.mean_reasoning}}, {"cached", {s.total.cached, s.mean_cached}},
+        {"total", {s.total.total(), s.mean_total}}};
+    for (const auto& [kind, v] : kinds) {
+      row(std::string("tokens_") + kind + "_sum", "", "", "", "", std::to_string(v.first), "tokens");
+      row(std::string("tokens_") + kind + "_mean_per_trajectory", "", "", "", "", o(v.second), "tokens");
+    }
+  }
+  for (const auto& c : r.comparisons) {
+    const std::pair<const char*, std::optional<double>> kinds[] = {{"prompt", c.ratio.prompt},
+                                                                   {"completion", c.ratio.completion},
+                                                                   {"reasoning", c.ratio.reasoning},
+                                                                   {"cached", c.ratio.cached},
+                                                                   {"total", c.ratio.total}};
+    for (const auto& [kind, v] : kinds)
+      out += csv_field(c.reference_run) + ",," + csv_field(c.definition) + ",,," + "token_ratio_" + kind + ",,,,," +
+             csv_field(c.run) + "," + (v ? num(*v) : "") + "," + csv_field(definition_text("token_ratio")) + "\n";
+  }
+  return out;
+}
+
+}  // namespace ptxbench::report

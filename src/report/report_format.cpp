@@ -1,0 +1,86 @@
+#include "report/report_format.h"
+
+#include <fmt/format.h>
+
+namespace ptxbench::report {
+namespace {
+
+std::optional<double> fast(const BudgetMetrics& m, bool target, double p) {
+  if (m.trajectories == 0) return std::nullopt;
+  return 100.0 * fast_p(target ? m.best_target : m.best, p);
+}
+
+}  // namespace
+
+const std::vector<BudgetTable>& budget_tables() {
+  static const std::vector<BudgetTable> tables = {
+      {"turn_correctness", "Turn correctness rate",
+       "correct slots / (counted trajectories x T - INFRA_ERROR slots); early stops carry their last verdict forward",
+       [](const BudgetMetrics& m, bool target) {
+         auto v = target ? m.target_rate : m.correctness_rate;
+         return v ? std::optional<double>(100.0 * *v) : std::nullopt;
+       },
+       1, "%"},
+      {"best_speedup", "Best speedup (max over trajectories)",
+       "max over trajectories of the best correct speedup within the first T turns; '-': no correct timed turn",
+       [](const BudgetMetrics& m, bool target) { return target ? m.max_best_target : m.max_best; }, 2, "x"},
+      {"median_best_speedup", "Median of per-trajectory best speedups",
+       "median over the trajectories that have a correct timed turn within T (how many: JSON/CSV with_best)",
+       [](const BudgetMetrics& m, bool target) { return target ? m.median_best_target : m.median_best; }, 2, "x"},
+      {"fast_1", "Fast_1 (best speedup > 1.0)",
+       "share of ALL counted trajectories whose best speedup within T is strictly > 1.0",
+       [](const BudgetMetrics& m, bool target) { return fast(m, target, 1.0); }, 1, "%"},
+      {"fast_0", "Fast_0 (a correct, timed turn)",
+       "share of ALL counted trajectories whose best speedup within T is strictly > 0",
+       [](const BudgetMetrics& m, bool target) { return fast(m, target, 0.0); }, 1, "%"},
+  };
+  return tables;
+}
+
+std::string format_number(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
+
+std::string format_optional(const std::optional<double>& v, int decimals, const std::string& none) {
+  return v ? format_number(*v, decimals) : none;
+}
+
+std::string budget_values(const GroupMetrics& g, const BudgetTable& table, bool target) {
+  std::string out;
+  for (std::size_t i = 0; i < g.budgets.size(); ++i) {
+    const auto& m = g.budgets[i];
+    if (i) out += " / ";
+    out += m.measured ? format_optional(table.value(m, target), table.decimals) : "n/a";
+  }
+  return out;
+}
+
+std::string budget_cell(const GroupMetrics& g, const BudgetTable& table) {
+  return budget_values(g, table, true) + " (" + budget_values(g, table, false) + ")";
+}
+
+std::string budgets_text(const std::vector<int>& budgets) {
+  std::string s;
+  for (std::size_t i = 0; i < budgets.size(); ++i) s += (i ? " / " : "") + std::to_string(budgets[i]);
+  return s;
+}
+
+std::string run_label(const Report& r, const std::string& run_id) {
+  for (std::size_t i = 0; i < r.runs.size(); ++i)
+    if (r.runs[i].info.id == run_id) return "R" + std::to_string(i + 1);
+  return "R?";
+}
+
+std::string trajectory_name(const TrajectoryDetail& t) {
+  return t.info.key.definition + "/" + t.info.key.prompt_tag + "#" + std::to_string(t.info.key.index);
+}
+
+std::string group_notes(const Group& g) {
+  std::string s;
+  int64_t left_out = g.metrics.trajectories - g.metrics.counted;
+  if (left_out) s += fmt::format("{} not counted (no judged turn other than INFRA_ERROR)", left_out);
+  if (g.metrics.incomplete)
+    s += fmt::format("{}{} incomplete (failed or still running; last verdict carried forward)", s.empty() ? "" : "; ",
+                     g.metrics.incomplete);
+  return s;
+}
+
+}  // namespace ptxbench::report

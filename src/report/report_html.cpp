@@ -1,0 +1,518 @@
+#include "report/report_html.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "common/sha256.h"
+#include "report/report_format.h"
+
+namespace ptxbench::report {
+namespace {
+
+using Labels = std::array<int64_t, kLabelCount>;
+
+const char* label_color(TurnLabel l) {
+  switch (l) {
+    case TurnLabel::correct: return "#2ca02c";
+    case TurnLabel::numerical_error: return "#ff7f0e";
+    case TurnLabel::compilation_error: return "#d62728";
+    case TurnLabel::runtime_error: return "#9467bd";
+    case TurnLabel::sanitize_timeout: return "#8c564b";
+    case TurnLabel::kernel_timeout: return "#e377c2";
+    case TurnLabel::service_timeout: return "#bcbd22";
+    case TurnLabel::extraction_error: return "#7f7f7f";
+    case TurnLabel::other: return "#17becf";
+    case TurnLabel::infra_error: return "#c7c7c7";
+  }
+  return "#000";
+}
+
+const char* label_short(TurnLabel l) {
+  switch (l) {
+    case TurnLabel::correct: return "Correct";
+    case TurnLabel::numerical_error: return "Numerical";
+    case TurnLabel::compilation_error: return "Compilation";
+    case TurnLabel::runtime_error: return "Runtime";
+    case TurnLabel::sanitize_timeout: return "Sanitize TO";
+    case TurnLabel::kernel_timeout: return "Kernel TO";
+    case TurnLabel::service_timeout: return "Service TO";
+    case TurnLabel::extraction_error: return "Extraction";
+    case TurnLabel::other: return "Other";
+    case TurnLabel::infra_error: return "Infra (excl.)";
+  }
+  return "";
+}
+
+std::string e(std::string_view s) { return html_escape(s); }
+
+std::string group_label(const Report& r, const Group& g) {
+  return (r.runs.size() > 1 ? run_label(r, g.run_id) + " " : "") + g.model + " \u00b7 " + g.definition + " \u00b7 " + g.gpu;
+}
+
+std::string base64(const std::string& bytes) {
+  static const char* k = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  for (; i + 2 < bytes.size(); i += 3) {
+    uint32_t v = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8) | uint8_t(bytes[i + 2]);
+    out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], k[v & 63]};
+  }
+  if (i + 1 == bytes.size()) {
+    uint32_t v = uint32_t(uint8_t(bytes[i])) << 16;
+    out += {k[v >> 18], k[(v >> 12) & 63], '=', '='};
+  } else if (i + 2 == bytes.size()) {
+    uint32_t v = (uint32_t(uint8_t(bytes[i])) << 16) | (uint32_t(uint8_t(bytes[i + 1])) << 8);
+    out += {k[v >> 18], k[(v >> 12) & 63], k[(v >> 6) & 63], '='};
+  }
+  return out;
+}
+
+constexpr const char* kStyle = R"CSS(
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1340px;padding:16px 24px;color:#1b1b1b;background:#fff}
+h1{font-size:24px;margin:8px 0}h2{font-size:19px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+h3{font-size:15px;margin:18px 0 4px}nav a{margin-right:14px}
+table{border-collapse:collapse;margin:6px 0 10px}th,td{border:1px solid #d8d8d8;padding:3px 8px;text-align:left;vertical-align:top}
+th{background:#f3f5f7}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
+.metric td.cell{font-variant-numeric:tabular-nums;white-space:nowrap}.inst{font-weight:600}.unres{color:#666}
+.note{color:#555;margin:2px 0 6px;max-width:1100px}.small{font-size:12px;color:#666}
+.charts{display:flex;flex-wrap:wrap;gap:18px}.chart{border:1px solid #e2e2e2;border-radius:4px;padding:6px}
+.legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:6px 0}.swatch{display:inline-block;width:18px;height:4px;margin-right:6px;vertical-align:middle}
+.cards{display:flex;flex-wrap:wrap;gap:16px}.card{border:1px solid #e2e2e2;border-radius:4px;padding:8px}
+pre{background:#f7f7f9;border:1px solid #e4e4e8;padding:8px;overflow:auto;max-height:480px;white-space:pre;font:12px/1.35 ui-monospace,Menlo,Consolas,monospace}
+pre.wrap{white-space:pre-wrap}details{margin:4px 0}details.traj{border:1px solid #e2e2e2;border-radius:4px;padding:4px 8px}
+details.turn{margin-left:12px}summary{cursor:pointer}.st-PASSED{color:#1a7f1a;font-weight:600}.bad{color:#b3261e}
+dl dt{font-weight:600;margin-top:6px}dl dd{margin-left:18px;max-width:1100px}
+button{margin:0 6px 6px 0}select{margin-left:6px}
+)CSS";
+
+// Draws the Fast_p curves from the embedded data. Text goes in through textContent only.
+constexpr const char* kScript = R"JS(
+(function () {
+  'use strict';
+  var data = JSON.parse(document.getElementById('report-data').textContent);
+  var NS = 'http://www.w3.org/2000/svg';
+  var palette = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf', '#bcbd22', '#7f7f7f'];
+  function svg(name, attrs, parent) {
+    var n = document.createElementNS(NS, name);
+    for (var k in attrs) n.setAttribute(k, attrs[k]);
+    if (parent) parent.appendChild(n);
+    return n;
+  }
+  function tag(name, attrs, parent, text) {
+    var n = document.createElement(name);
+    for (var k in attrs) n.setAttribute(k, attrs[k]);
+    if (text !== undefined) n.textContent = text;
+    if (parent) parent.appendChild(n);
+    return n;
+  }
+  function stepPath(bests, n, sx, sy, xmax) {
+    var s = bests.slice().sort(function (a, b) { return a - b; });
+    var k = s.length, d = 'M' + sx(0) + ',' + sy(k / n);
+    for (var i = 0; i < k; ++i) d += 'H' + sx(Math.min(s[i], xmax)) + 'V' + sy((k - i - 1) / n);
+    return d + 'H' + sx(xmax);
+  }
+  var drawn = 0;
+  function chart(parent, bi, groups) {
+    var T = data.budgets[bi], W = 470, H = 310, L = 52, R = 14, TP = 28, B = 44;
+    var maxb = 0;
+    groups.forEach(function (g) {
+      var b = g.budgets[bi];
+      if (b.measured) b.best.concat(b.best_target).forEach(function (x) { maxb = Math.max(maxb, x); });
+    });
+    var xmax = Math.max(2, Math.ceil(maxb * 1.1 * 2) / 2);
+    var sx = function (p) { return (L + (W - L - R) * p / xmax).toFixed(2); };
+    var sy = function (f) { return (TP + (H - TP - B) * (1 - f)).toFixed(2); };
+    var box = tag('div', {'class': 'chart'}, parent);
+    var s = svg('svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, 'class': 'fastp-chart', 'data-budget': T}, box);
+    var title = svg('text', {x: L, y: 16, 'font-size': 13, 'font-weight': 600}, s);
+    title.textContent = 'Fast_p at T = ' + T + ' (solid: Fast^Inst_p, dashed: Fast_p)';
+    svg('line', {x1: L, y1: sy(0), x2: W - R, y2: sy(0), stroke: '#444'}, s);
+    svg('line', {x1: L, y1: sy(0), x2: L, y2: sy(1), stroke: '#444'}, s);
+    var step = xmax <= 3 ? 0.5 : xmax <= 10 ? 1 : Math.ceil(xmax / 10);
+    for (var p = 0; p <= xmax + 1e-9; p += step) {
+      svg('line', {x1: sx(p), y1: sy(0), x2: sx(p), y2: sy(1), stroke: '#eee'}, s);
+      var t = svg('text', {x: sx(p), y: H - B + 16, 'font-size': 11, 'text-anchor': 'middle'}, s);
+      t.textContent = (Math.round(p * 100) / 100).toString();
+    }
+    [0, 0.25, 0.5, 0.75, 1].forEach(function (f) {
+      svg('line', {x1: L, y1: sy(f), x2: W - R, y2: sy(f), stroke: '#eee'}, s);
+      var t = svg('text', {x: L - 6, y: +sy(f) + 4, 'font-size': 11, 'text-anchor': 'end'}, s);
+      t.textContent = Math.round(f * 100) + '%';
+    });
+    var xl = svg('text', {x: (L + W - R) / 2, y: H - 8, 'font-size': 12, 'text-anchor': 'middle'}, s);
+    xl.textContent = 'p (speedup threshold, strict >)';
+    svg('line', {x1: sx(1), y1: sy(0), x2: sx(1), y2: sy(1), stroke: '#999', 'stroke-dasharray': '2 3'}, s);
+    groups.forEach(function (g) {
+      var b = g.budgets[bi];
+      if (!b.measured || b.n === 0) return;
+      [['best_target', null, 'Fast^Inst_p'], ['best', '5 4', 'Fast_p']].forEach(function (v) {
+        var path = svg('path', {d: stepPath(b[v[0]], b.n, sx, sy, xmax), fill: 'none', stroke: g.color, 'stroke-width': 2,
+                                'class': 'fastp-curve', 'data-group': g.label}, s);
+        if (v[1]) path.setAttribute('stroke-dasharray', v[1]);
+        var tt = svg('title', {}, path);
+        tt.textContent = g.label + ' - ' + v[2] + ' at T = ' + T + ' (' + b.n + ' trajectories)';
+        ++drawn;
+      });
+    });
+  }
+  var groups = data.groups;
+  groups.forEach(function (g, i) { g.color = palette[i % palette.length]; });
+  var defs = [];
+  groups.forEach(function (g) { if (defs.indexOf(g.definition) < 0) defs.push(g.definition); });
+  var controls = document.getElementById('fastp-controls');
+  var label = tag('label', {}, controls, 'Groups:');
+  var sel = tag('select', {id: 'fastp-select'}, label);
+  tag('option', {value: ''}, sel, 'every group');
+  defs.forEach(function (d) { tag('option', {value: d}, sel, 'definition ' + d); });
+  var charts = document.getElementById('fastp-charts');
+  var legend = document.getElementById('fastp-legend');
+  function draw() {
+    charts.textContent = '';
+    legend.textContent = '';
+    drawn = 0;
+    var chosen = groups.filter(function (g) { return !sel.value || g.definition === sel.value; });
+    data.budgets.forEach(function (T, bi) { chart(charts, bi, chosen); });
+    chosen.forEach(function (g) {
+      var item = tag('span', {}, legend);
+      tag('span', {'class': 'swatch', style: 'background:' + g.color}, item);
+      item.appendChild(document.createTextNode(g.label));
+    });
+    var ready = document.getElementById('fastp-ready') || tag('p', {id: 'fastp-ready', 'class': 'small'}, legend.parentNode);
+    ready.setAttribute('data-curves', drawn);
+    ready.textContent = drawn + ' curves drawn for ' + chosen.length + ' groups.';
+  }
+  sel.addEventListener('change', draw);
+  draw();
+  var tools = document.getElementById('drill-controls');
+  [['Expand all', true], ['Collapse all', false]].forEach(function (b) {
+    var btn = tag('button', {type: 'button'}, tools, b[0]);
+    btn.addEventListener('click', function () {
+      document.querySelectorAll('#trajectories details').forEach(function (d) { d.open = b[1]; });
+    });
+  });
+})();
+)JS";
+
+// Turn labels per turn index as stacked bars.
+std::string label_bars_svg(const LabelCounts& c) {
+  const int W = 360, H = 200, L = 34, R = 8, T = 10, B = 28;
+  std::size_t n = std::max<std::size_t>(c.per_turn.size(), 1);
+  int64_t top = 1;
+  for (const auto& row : c.per_turn) {
+    int64_t sum = 0;
+    for (auto x : row) sum += x;
+    top = std::max(top, sum);
+  }
+  double bw = double(W - L - R) / double(n);
+  std::string s = fmt::format(R"(<svg class="label-bars" width="{}" height="{}" viewBox="0 0 {} {}" role="img">)", W, H, W, H);
+  s += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#444"/>)", L, H - B, W - R, H - B);
+  s += fmt::format(R"(<text x="{}" y="{}" font-size="10" text-anchor="end">{}</text>)", L - 4, T + 8, top);
+  s += fmt::format(R"(<text x="{}" y="{}" font-size="10" text-anchor="end">0</text>)", L - 4, H - B);
+  for (std::size_t i = 0; i < c.per_turn.size(); ++i) {
+    double y = H - B;
+    for (auto l : kAllLabels) {
+      int64_t v = c.per_turn[i][static_cast<std::size_t>(label_index(l))];
+      if (!v) continue;
+      double h = double(H - B - T) * double(v) / double(top);
+      y -= h;
+      s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"><title>turn {}: {} {}</title></rect>)",
+                       L + bw * double(i) + 2, y, std::max(bw - 4, 1.0), h, label_color(l), i + 1, v, e(label_name(l)));
+    }
+    s += fmt::format(R"(<text x="{:.1f}" y="{}" font-size="10" text-anchor="middle">{}</text>)", L + bw * (double(i) + 0.5),
+                     H - B + 13, i + 1);
+  }
+  s += fmt::format(R"(<text x="{}" y="{}" font-size="11" text-anchor="middle">turn</text></svg>)", (L + W - R) / 2, H - 4);
+  return s;
+}
+
+// Transitions label(n) -> label(n+1) as a heatmap matrix.
+std::string transition_svg(const Transitions& tr) {
+  const int cell = 28, L = 96, T = 86, W = L + cell * kLabelCount + 8, H = T + cell * kLabelCount + 24;
+  int64_t top = 1;
+  for (const auto& row : tr.counts)
+    for (auto x : row) top = std::max(top, x);
+  std::string s = fmt::format(R"(<svg class="transition-heatmap" width="{}" height="{}" viewBox="0 0 {} {}" role="img">)", W, H, W, H);
+  for (int i = 0; i < kLabelCount; ++i) {
+    auto l = kAllLabels[static_cast<std::size_t>(i)];
+    s += fmt::format(R"(<text x="{}" y="{}" font-size="10" text-anchor="end">{}</text>)", L - 4, T + cell * i + cell / 2 + 4, label_short(l));
+    s += fmt::format(R"(<text transform="translate({},{}) rotate(-50)" font-size="10">{}</text>)", L + cell * i + cell / 2 + 3, T - 4,
+                     label_short(l));
+  }
+  for (int a = 0; a < kLabelCount; ++a)
+    for (int b = 0; b < kLabelCount; ++b) {
+      int64_t v = tr.counts[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
+      double f = double(v) / double(top);
+      int shade = 255 - static_cast<int>(f * 200);
+      s += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="rgb({},{},255)" stroke="#fff"><title>{} -> {}: {}</title></rect>)",
+                       L + cell * b, T + cell * a, cell, cell, shade, shade, e(label_name(kAllLabels[static_cast<std::size_t>(a)])),
+                       e(label_name(kAllLabels[static_cast<std::size_t>(b)])), v);
+      if (v)
+        s += fmt::format(R"(<text x="{}" y="{}" font-size="10" text-anchor="middle" fill="{}">{}</text>)", L + cell * b + cell / 2,
+                         T + cell * a + cell / 2 + 4, f > 0.6 ? "#fff" : "#000", v);
+    }
+  s += fmt::format(R"(<text x="{}" y="{}" font-size="11">rows: turn n, columns: turn n+1</text></svg>)", L, H - 6);
+  return s;
+}
+
+std::string pre(const std::string& text, bool wrap = false) {
+  return std::string("<pre") + (wrap ? " class=\"wrap\"" : "") + "><code>" + e(text) + "</code></pre>";
+}
+
+std::string budget_tables_html(const Report& r) {
+  std::string s;
+  bool multi = r.runs.size() > 1;
+  int number = 1;
+  for (const auto& table : budget_tables()) {
+    s += fmt::format(R"(<h3 id="table-{}">Table {}. {} ({}), T = {}: target-instruction <span class="unres">(unrestricted)</span></h3>)",
+                     table.key, number++, e(table.title), e(table.unit), budgets_text(r.budgets));
+    s += "<p class=\"note\">" + e(table.note) + "</p>";
+    s += fmt::format(R"(<table class="metric" data-metric="{}"><tr>{}<th>Model</th><th>Definition</th><th>GPU</th><th class="num">Traj</th><th>{}</th></tr>)",
+                     table.key, multi ? "<th>Run</th>" : "", e(table.title));
+    for (const auto& g : r.groups) {
+      s += "<tr>";
+      if (multi) s += "<td>" + e(run_label(r, g.run_id)) + "</td>";
+      s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td><td>" + e(g.gpu) + "</td><td class=\"num\">" +
+           std::to_string(g.metrics.counted) + "</td>";
+      s += "<td class=\"cell\"><span class=\"inst\">" + e(budget_values(g.metrics, table, true)) + "</span> <span class=\"unres\">(" +
+           e(budget_values(g.metrics, table, false)) + ")</span></td></tr>";
+    }
+    s += "</table>";
+  }
+  return s;
+}
+
+std::string turn_html(const TrajectoryDetail& t, std::size_t k, std::map<std::string, int64_t>& seen) {
+  const TurnRecord& rec = t.records[k];
+  std::string status = rec.status.empty() ? "(" + to_string(rec.step) + ")" : rec.status;
+  std::string s = "<details class=\"turn\"><summary>Turn " + std::to_string(rec.turn) + " \u2014 <span class=\"st-" + e(rec.status) +
+                  "\">" + e(status) + "</span>";
+  if (t.judged[k]) s += " \u2014 " + e(label_name(t.labels[k]));
+  if (rec.speedup) s += " \u2014 " + format_number(*rec.speedup, 3) + "x";
+  if (rec.correct) s += rec.target_instruction ? " \u2014 target instructions: yes" : " \u2014 target instructions: no";
+  s += "</summary>";
+  if (rec.verdict && rec.verdict->is_object()) {
+    const auto& v = *rec.verdict;
+    std::string msg = v.contains("message") && v["message"].is_string() ? v["message"].get<std::string>() : "";
+    s += "<p><b>Verdict</b>: " + e(v.value("status", std::string(""))) + (msg.empty() ? "" : " \u2014 " + e(msg));
+    if (auto g = verdict_gpu(v); !g.empty()) s += " <span class=\"small\">(" + e(g) + ")</span>";
+    s += "</p>";
+  }
+  if (rec.usage)
+    s += fmt::format("<p class=\"small\">tokens: prompt {}, completion {}, reasoning {}, cached {}; model latency {:.1f} s, {} attempt(s); "
+                     "finish {}</p>",
+                     rec.usage->prompt_tokens, rec.usage->completion_tokens, rec.usage->reasoning_tokens, rec.usage->cached_tokens,
+                     rec.usage->latency_s, rec.usage->attempts, e(rec.usage->finish_reason));
+  if (rec.candidate_source) {
+    std::string sha = rec.candidate_sha256.value_or("");
+    if (auto it = seen.find(sha); !sha.empty() && it != seen.end()) {
+      s += "<p><b>Candidate</b>: the same source as turn " + std::to_string(it->second) + " (sha256 " + e(sha.substr(0, 12)) + ")</p>";
+    } else {
+      if (!sha.empty()) seen[sha] = rec.turn;
+      s += "<p><b>Candidate</b> <span class=\"small\">sha256 " + e(sha.substr(0, 12)) + "</span></p>" + pre(*rec.candidate_source);
+    }
+  }
+  if (rec.extraction_error) s += "<p><b>Extraction error</b></p>" + pre(*rec.extraction_error, true);
+  if (!rec.candidate_source && rec.answer) s += "<p><b>Model answer</b></p>" + pre(*rec.answer, true);
+  if (rec.feedback) s += "<p><b>Feedback</b> (the next turn's user message)</p>" + pre(*rec.feedback, true);
+  if (rec.verdict)
+    s += "<details><summary>Verdict JSON</summary>" + pre(rec.verdict->dump(2, ' ', false, ordered_json::error_handler_t::replace)) +
+         "</details>";
+  return s + "</details>";
+}
+
+std::string trajectory_html(const Report& r, const TrajectoryDetail& t) {
+  std::string best = t.info.best_speedup ? format_number(*t.info.best_speedup, 3) + "x" : "-";
+  std::string best_t = t.info.best_target_speedup ? format_number(*t.info.best_target_speedup, 3) + "x" : "-";
+  std::string s = fmt::format("<details class=\"traj\" data-trajectory=\"{}\"><summary>{} {} \u00b7 {} \u00b7 {} \u2014 {}{} \u2014 best {} "
+                              "(target-instruction {}) \u2014 {} turns, {} tokens</summary>",
+                              t.info.id, e(run_label(r, t.info.run_id)), e(t.model), e(trajectory_name(t)), e(t.gpu),
+                              e(to_string(t.info.status)), t.info.stop_reason.empty() ? "" : " (" + e(t.info.stop_reason) + ")", best,
+                              best_t, t.records.size(), t.obs.tokens.total());
+  if (!counted(t.obs)) s += "<p class=\"bad\">Not counted: no judged turn other than INFRA_ERROR.</p>";
+  if (t.obs.incomplete) s += "<p class=\"bad\">Incomplete: its last verdict is carried forward.</p>";
+  s += "<table class=\"turns\"><tr><th>Turn</th><th>Status</th><th>Label</th><th>Correct</th><th>Target instr.</th><th class=\"num\">Speedup</th>"
+       "<th class=\"num\">Prompt</th><th class=\"num\">Completion</th><th class=\"num\">Reasoning</th><th class=\"num\">Cached</th></tr>";
+  for (std::size_t k = 0; k < t.records.size(); ++k) {
+    const auto& rec = t.records[k];
+    int64_t p = 0, c = 0, rs = 0, ca = 0;
+    if (rec.usage) p = rec.usage->prompt_tokens, c = rec.usage->completion_tokens, rs = rec.usage->reasoning_tokens, ca = rec.usage->cached_tokens;
+    s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+                     "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                     rec.turn, e(rec.status.empty() ? "(" + to_string(rec.step) + ")" : rec.status),
+                     t.judged[k] ? e(label_name(t.labels[k])) : "", rec.correct ? "yes" : "no",
+                     rec.correct && rec.target_instruction ? "yes" : "no", rec.speedup ? format_number(*rec.speedup, 3) : "-", p, c, rs, ca);
+  }
+  s += "</table>";
+  std::map<std::string, int64_t> seen;
+  for (std::size_t k = 0; k < t.records.size(); ++k) s += turn_html(t, k, seen);
+  return s + "</details>";
+}
+
+ordered_json chart_data(const Report& r) {
+  ordered_json groups = ordered_json::array();
+  for (const auto& g : r.groups) {
+    ordered_json budgets = ordered_json::array();
+    for (const auto& m : g.metrics.budgets) {
+      ordered_json best = ordered_json::array(), best_target = ordered_json::array();
+      for (const auto& b : m.best)
+        if (b) best.push_back(*b);
+      for (const auto& b : m.best_target)
+        if (b) best_target.push_back(*b);
+      budgets.push_back({{"T", m.budget}, {"measured", m.measured}, {"n", m.trajectories}, {"best", best}, {"best_target", best_target}});
+    }
+    groups.push_back({{"label", group_label(r, g)}, {"definition", g.definition}, {"budgets", budgets}});
+  }
+  return {{"budgets", r.budgets}, {"groups", groups}};
+}
+
+}  // namespace
+
+std::string html_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + s.size() / 8);
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string json_for_script(const ordered_json& j) {
+  std::string text = j.dump(-1, ' ', false, ordered_json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '<': out += "\\u003c"; break;
+      case '>': out += "\\u003e"; break;
+      case '&': out += "\\u0026"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string csp_hash(std::string_view script) {
+  std::string hex = sha256_hex(script), bytes;
+  for (std::size_t i = 0; i + 1 < hex.size(); i += 2) bytes += static_cast<char>(std::stoi(hex.substr(i, 2), nullptr, 16));
+  return "sha256-" + base64(bytes);
+}
+
+std::string render_html(const Report& r) {
+  const bool multi = r.runs.size() > 1;
+  std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
+  s += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src '" +
+       csp_hash(kScript) + "'\">\n";
+  s += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>ptxbench report</title>\n<style>";
+  s += kStyle;
+  s += "</style></head><body>\n<h1>ptxbench report</h1>\n";
+  s += "<p class=\"small\">Store " + e(r.store) + " \u00b7 generated " + e(r.generated_at) + " \u00b7 turn budgets T = " +
+       e(budgets_text(r.budgets)) + " \u00b7 opens offline: no network access, everything is inline.</p>\n";
+  s += "<nav><a href=\"#runs\">Runs</a><a href=\"#tables\">Tables</a><a href=\"#fastp\">Fast_p curves</a><a href=\"#labels\">Turn labels "
+       "&amp; transitions</a><a href=\"#tokens\">Tokens</a><a href=\"#trajectories\">Trajectories</a><a href=\"#definitions\">Definitions</a></nav>\n";
+
+  s += "<h2 id=\"runs\">Runs</h2><table><tr><th></th><th>Run</th><th>Status</th><th>Model</th><th class=\"num\">num_turns</th><th "
+       "class=\"num\">Trajectories</th><th>Name</th></tr>";
+  for (std::size_t i = 0; i < r.runs.size(); ++i) {
+    const auto& run = r.runs[i];
+    s += fmt::format("<tr><td>R{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>", i + 1,
+                     e(run.info.id), e(to_string(run.info.status)), e(run.info.model), run.num_turns, run.trajectories.size(),
+                     e(run.info.notes));
+  }
+  s += "</table>\n";
+
+  s += "<h2 id=\"tables\">Tables</h2><p class=\"note\">Each cell: <span class=\"inst\">the target-instruction value at T = " +
+       e(budgets_text(r.budgets)) +
+       "</span> <span class=\"unres\">(the unrestricted value)</span>. n/a: T above the run's num_turns (not measured); -: nothing to "
+       "measure. Traj: counted trajectories. The <a href=\"#definitions\">definitions</a> say exactly what is counted.</p>\n";
+  s += budget_tables_html(r);
+  std::string notes;
+  for (const auto& g : r.groups)
+    if (auto n = group_notes(g); !n.empty()) notes += "<li>" + e(group_label(r, g)) + ": " + e(n) + "</li>";
+  if (!notes.empty()) s += "<p><b>Notes</b></p><ul>" + notes + "</ul>";
+
+  s += "\n<h2 id=\"fastp\">Fast_p curves</h2><p class=\"note\">" + e(definition_text("fast_p")) +
+       " Solid: Fast^Inst_p (instruction-qualified best), dashed: Fast_p; the dotted vertical line is p = 1 (the baseline).</p>"
+       "<div id=\"fastp-controls\"></div><div id=\"fastp-charts\" class=\"charts\"></div><div id=\"fastp-legend\" class=\"legend\"></div>"
+       "<noscript><p class=\"bad\">The curves are drawn by the page's inline script; the tables above hold the same data at p = 0 and 1, "
+       "and the JSON report lists Fast_p over a grid of p.</p></noscript>\n";
+
+  s += "<h2 id=\"labels\">Turn labels and error-state transitions</h2><p class=\"note\">Counts over judged turns actually run (no "
+       "carry-forward). Bars: labels per turn index; matrix: label at turn n (row) to label at turn n+1 (column).</p>";
+  s += "<div class=\"legend\">";
+  for (auto l : kAllLabels)
+    s += fmt::format("<span><span class=\"swatch\" style=\"background:{}\"></span>{}</span>", label_color(l), e(label_name(l)));
+  s += "</div><table><tr>";
+  if (multi) s += "<th>Run</th>";
+  s += "<th>Model</th><th>Definition</th><th>GPU</th>";
+  for (auto l : kAllLabels) s += "<th class=\"num\">" + e(label_name(l)) + "</th>";
+  s += "</tr>";
+  for (const auto& g : r.groups) {
+    s += "<tr>";
+    if (multi) s += "<td>" + e(run_label(r, g.run_id)) + "</td>";
+    s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td><td>" + e(g.gpu) + "</td>";
+    for (auto l : kAllLabels) s += "<td class=\"num\">" + std::to_string(g.metrics.labels.total[static_cast<std::size_t>(label_index(l))]) + "</td>";
+    s += "</tr>";
+  }
+  s += "</table><div class=\"cards\">";
+  for (const auto& g : r.groups)
+    s += "<div class=\"card\"><h3>" + e(group_label(r, g)) + "</h3>" + label_bars_svg(g.metrics.labels) + "<br>" +
+         transition_svg(g.metrics.transitions) + "</div>";
+  s += "</div>\n";
+
+  s += "<h2 id=\"tokens\">Tokens per trajectory</h2><p class=\"note\">" + e(definition_text("tokens")) + "</p><table><tr>";
+  if (multi) s += "<th>Run</th>";
+  s += "<th>Model</th><th>Definition</th><th>GPU</th><th class=\"num\">Trajectories</th><th class=\"num\">Prompt</th><th "
+       "class=\"num\">Completion</th><th class=\"num\">Reasoning</th><th class=\"num\">Cached</th><th class=\"num\">Total</th></tr>";
+  for (const auto& g : r.groups) {
+    const auto& t = g.metrics.tokens;
+    auto cell = [](const std::optional<double>& mean, int64_t total) {
+      return "<td class=\"num\">" + format_optional(mean, 0) + " <span class=\"small\">(" + std::to_string(total) + ")</span></td>";
+    };
+    s += "<tr>";
+    if (multi) s += "<td>" + e(run_label(r, g.run_id)) + "</td>";
+    s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td><td>" + e(g.gpu) + "</td><td class=\"num\">" +
+         std::to_string(t.trajectories) + "</td>" + cell(t.mean_prompt, t.total.prompt) + cell(t.mean_completion, t.total.completion) +
+         cell(t.mean_reasoning, t.total.reasoning) + cell(t.mean_cached, t.total.cached) + cell(t.mean_total, t.total.total()) + "</tr>";
+  }
+  s += "</table><p class=\"small\">Mean per trajectory (sum in parentheses).</p>";
+  if (!r.comparisons.empty()) {
+    s += "<h3 id=\"comparisons\">Token ratio between runs</h3><p class=\"note\">" + e(definition_text("token_ratio")) +
+         "</p><table><tr><th>First run</th><th>Other run</th><th>Definition</th><th class=\"num\">Prompt</th><th class=\"num\">Completion</th><th "
+         "class=\"num\">Reasoning</th><th class=\"num\">Cached</th><th class=\"num\">Total</th></tr>";
+    for (const auto& c : r.comparisons)
+      s += "<tr><td>" + e(run_label(r, c.reference_run)) + "</td><td>" + e(run_label(r, c.run)) + "</td><td>" + e(c.definition) +
+           "</td><td class=\"num\">" + format_optional(c.ratio.prompt, 2) + "</td><td class=\"num\">" + format_optional(c.ratio.completion, 2) +
+           "</td><td class=\"num\">" + format_optional(c.ratio.reasoning, 2) + "</td><td class=\"num\">" + format_optional(c.ratio.cached, 2) +
+           "</td><td class=\"num\">" + format_optional(c.ratio.total, 2) + "</td></tr>";
+    s += "</table>";
+  }
+
+  s += "\n<h2 id=\"trajectories\">Trajectories</h2><p class=\"note\">Every stored turn: verdict, speedup, tokens, the candidate "
+       "source, the model's answer when no candidate was extracted, and the feedback the model was given.</p><div id=\"drill-controls\"></div>";
+  for (const auto& g : r.groups) {
+    if (g.pooled) continue;
+    s += "<h3>" + e(group_label(r, g)) + "</h3>";
+    for (auto i : g.members) s += trajectory_html(r, r.trajectories[i]);
+  }
+
+  s += "\n<h2 id=\"definitions\">Definitions</h2><dl>";
+  for (const auto& d : metric_definitions()) s += "<dt id=\"def-" + e(d.key) + "\">" + e(d.name) + "</dt><dd>" + e(d.text) + "</dd>";
+  s += "</dl><h3>Status \u2192 turn label</h3><table><tr><th>Status</th><th>Label</th><th>Why</th></tr>";
+  for (const auto& m : label_mapping()) s += "<tr><td>" + e(m.status) + "</td><td>" + e(m.label) + "</td><td>" + e(m.note) + "</td></tr>";
+  s += "</table>\n";
+
+  s += "<script type=\"application/json\" id=\"report-data\">" + json_for_script(chart_data(r)) + "</script>\n";
+  s += std::string("<script>") + kScript + "</script>\n</body></html>\n";
+  return s;
+}
+
+}  // namespace ptxbench::report

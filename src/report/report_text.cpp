@@ -1,0 +1,209 @@
+#include "report/report_text.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "report/report_format.h"
+
+namespace ptxbench::report {
+namespace {
+
+// Names come from configs and stores: keep terminal control sequences out of the output.
+std::string clean(const std::string& s) {
+  std::string out = s;
+  for (auto& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
+}
+
+std::size_t width(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
+class TextTable {
+ public:
+  TextTable(std::vector<std::string> header, std::size_t left_columns) : m_left(left_columns) { m_rows.push_back(std::move(header)); }
+  void row(std::vector<std::string> cells) {
+    for (auto& c : cells) c = clean(c);
+    m_rows.push_back(std::move(cells));
+  }
+  [[nodiscard]] std::string str() const {
+    std::vector<std::size_t> w;
+    for (const auto& r : m_rows)
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        if (w.size() <= i) w.resize(i + 1, 0);
+        w[i] = std::max(w[i], width(r[i]));
+      }
+    std::string out;
+    for (std::size_t k = 0; k < m_rows.size(); ++k) {
+      const auto& r = m_rows[k];
+      std::string line = "  ";
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        std::string pad(w[i] - width(r[i]), ' ');
+        line += i < m_left ? r[i] + pad : pad + r[i];
+        if (i + 1 < r.size()) line += "  ";
+      }
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+      if (k == 0) {
+        std::size_t total = 0;
+        for (auto x : w) total += x + 2;
+        out += "  " + std::string(total > 2 ? total - 2 : 0, '-') + "\n";
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::size_t m_left;
+  std::vector<std::vector<std::string>> m_rows;
+};
+
+std::string wrap(const std::string& text, const std::string& indent, std::size_t cols = 100) {
+  std::istringstream in(text);
+  std::string word, line = indent, out;
+  while (in >> word) {
+    if (width(line) + 1 + width(word) > cols && width(line) > width(indent)) {
+      out += line + "\n";
+      line = indent;
+    }
+    line += (width(line) > width(indent) ? " " : "") + word;
+  }
+  return out + line + "\n";
+}
+
+std::vector<std::string> key_columns(const Report& r, const Group& g) {
+  std::vector<std::string> c;
+  if (r.runs.size() > 1) c.push_back(run_label(r, g.run_id));
+  c.insert(c.end(), {g.model, g.definition, g.gpu, std::to_string(g.metrics.counted)});
+  return c;
+}
+
+std::vector<std::string> key_header(const Report& r) {
+  std::vector<std::string> c;
+  if (r.runs.size() > 1) c.push_back("Run");
+  c.insert(c.end(), {"Model", "Definition", "GPU", "Traj"});
+  return c;
+}
+
+}  // namespace
+
+std::string render_text(const Report& r) {
+  std::string out = fmt::format("ptxbench report - store {} - {}\n\n", clean(r.store), r.generated_at);
+  out += "Runs\n";
+  {
+    TextTable t({"", "Run", "Status", "Model", "num_turns", "Trajectories", "Name"}, 7);
+    for (std::size_t i = 0; i < r.runs.size(); ++i) {
+      const auto& s = r.runs[i];
+      t.row({"R" + std::to_string(i + 1), s.info.id, to_string(s.info.status), s.info.model, std::to_string(s.num_turns),
+             std::to_string(s.trajectories.size()), s.info.notes});
+    }
+    out += t.str();
+  }
+  std::size_t keys = key_header(r).size();
+  out += fmt::format(
+      "\nBudgets T = {}. Each cell: the target-instruction value at T = {}, then (the unrestricted value) in "
+      "parentheses. n/a: T above the run's num_turns (not measured); -: nothing to measure. Traj: counted "
+      "trajectories. Definitions at the end.\n",
+      budgets_text(r.budgets), budgets_text(r.budgets));
+  int number = 1;
+  for (const auto& table : budget_tables()) {
+    out += fmt::format("\nTable {}. {} ({}), T = {}: target-instruction (unrestricted)\n", number++, table.title, table.unit,
+                       budgets_text(r.budgets));
+    out += wrap(table.note, "  ");
+    auto header = key_header(r);
+    header.push_back(table.title);
+    TextTable t(header, keys);
+    for (const auto& g : r.groups) {
+      auto row = key_columns(r, g);
+      row.push_back(budget_cell(g.metrics, table));
+      t.row(row);
+    }
+    out += t.str();
+  }
+
+  out += fmt::format("\nTurn labels (judged turns actually run, no carry-forward)\n");
+  {
+    auto header = key_header(r);
+    for (auto l : kAllLabels) header.push_back(label_name(l));
+    TextTable t(header, keys);
+    for (const auto& g : r.groups) {
+      auto row = key_columns(r, g);
+      for (auto l : kAllLabels) row.push_back(std::to_string(g.metrics.labels.total[static_cast<std::size_t>(label_index(l))]));
+      t.row(row);
+    }
+    out += t.str();
+  }
+
+  out += "\nError-state transitions, turn n -> n+1 (most frequent first)\n";
+  for (const auto& g : r.groups) {
+    std::vector<std::tuple<int64_t, int, int>> edges;
+    for (int a = 0; a < kLabelCount; ++a)
+      for (int b = 0; b < kLabelCount; ++b)
+        if (auto n = g.metrics.transitions.counts[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)]) edges.emplace_back(n, a, b);
+    std::stable_sort(edges.begin(), edges.end(), [](const auto& x, const auto& y) { return std::get<0>(x) > std::get<0>(y); });
+    std::string line;
+    for (const auto& [n, a, b] : edges)
+      line += fmt::format("{}{} -> {}: {}", line.empty() ? "" : "; ", label_name(kAllLabels[static_cast<std::size_t>(a)]),
+                          label_name(kAllLabels[static_cast<std::size_t>(b)]), n);
+    std::string who = clean((r.runs.size() > 1 ? run_label(r, g.run_id) + " " : "") + g.model + " " + g.definition + " " + g.gpu);
+    out += wrap(who + ": " + (line.empty() ? "none" : line), "  ");
+  }
+
+  out += "\nTokens per trajectory (mean over all trajectories of the group; total in parentheses)\n";
+  {
+    auto header = key_header(r);
+    header.back() = "All traj";
+    for (const char* h : {"Prompt", "Completion", "Reasoning", "Cached", "Total"}) header.push_back(h);
+    TextTable t(header, keys);
+    for (const auto& g : r.groups) {
+      auto row = key_columns(r, g);
+      row.back() = std::to_string(g.metrics.tokens.trajectories);
+      const auto& s = g.metrics.tokens;
+      auto cell = [](const std::optional<double>& mean, int64_t total) {
+        return format_optional(mean, 0) + " (" + std::to_string(total) + ")";
+      };
+      row.push_back(cell(s.mean_prompt, s.total.prompt));
+      row.push_back(cell(s.mean_completion, s.total.completion));
+      row.push_back(cell(s.mean_reasoning, s.total.reasoning));
+      row.push_back(cell(s.mean_cached, s.total.cached));
+      row.push_back(cell(s.mean_total, s.total.total()));
+      t.row(row);
+    }
+    out += t.str();
+  }
+
+  if (!r.comparisons.empty()) {
+    out += "\nToken ratio: mean tokens per trajectory of the first run / of the other run\n";
+    TextTable t({"First", "Other", "Definition", "Prompt", "Completion", "Reasoning", "Cached", "Total"}, 3);
+    for (const auto& c : r.comparisons)
+      t.row({run_label(r, c.reference_run), run_label(r, c.run), c.definition, format_optional(c.ratio.prompt, 2),
+             format_optional(c.ratio.completion, 2), format_optional(c.ratio.reasoning, 2), format_optional(c.ratio.cached, 2),
+             format_optional(c.ratio.total, 2)});
+    out += t.str();
+  }
+
+  std::string notes;
+  for (const auto& g : r.groups)
+    if (auto n = group_notes(g); !n.empty())
+      notes += wrap(clean((r.runs.size() > 1 ? run_label(r, g.run_id) + " " : "") + g.model + " " + g.definition + " " + g.gpu) +
+                        ": " + n,
+                    "  ");
+  if (!notes.empty()) out += "\nNotes\n" + notes;
+
+  out += "\nDefinitions\n";
+  for (const auto& d : metric_definitions()) out += wrap(d.name + ": " + d.text, "  ");
+  out += "\nStatus -> turn label\n";
+  {
+    TextTable t({"Status", "Label", "Why"}, 3);
+    for (const auto& m : label_mapping()) t.row({m.status, m.label, m.note});
+    out += t.str();
+  }
+  return out;
+}
+
+}  // namespace ptxbench::report
