@@ -75,6 +75,40 @@ section_sandbox() {
     "$OUT/sandbox.jsonl" 2>&1 | tee -a "$OUT/bench.log"
 }
 
+# Attention (issue 3): trusted references, the cuDNN graph-API baselines against PyTorch's cuDNN
+# SDPA on the same GPU, and the attention fixtures' verdicts. cuDNN 9.19 from PyTorch's wheel.
+section_attention() {
+  local sp
+  sp=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(list(nvidia.cudnn.__path__)[0]))' 2>/dev/null)
+  [ -n "$sp" ] && export LD_LIBRARY_PATH=$sp/cudnn/lib:$sp/cuda_nvrtc/lib:$LD_LIBRARY_PATH
+  log "attention: cuDNN from ${sp:-the system}: $(ldd "$BIN/ptxbench_gpu_tests" | grep -o 'libcudnn.so.9 => [^ ]*')"
+  timeout -s KILL 240 "$BIN/ptxbench_gpu_tests" --gtest_filter='MhaReference*:MhaOperators*:MhaCudnn*' 2>&1 \
+    | tee "$OUT/attention_tests.log" | grep -E '"impl"|engine|OK \]|FAILED|Failure|Expected|Which is|actual|PASSED|SKIPPED' | head -60
+  log "PyTorch cuDNN SDPA on the same shapes"
+  timeout -s KILL 120 python3 scripts/bench/torch_sdpa.py > "$OUT/torch_sdpa.jsonl" 2>&1; tail -12 "$OUT/torch_sdpa.jsonl"
+  log "attention fixture verdicts (S=1024)"
+  mkdir -p /tmp/verdicts
+  PTXBENCH_TEST_OUT=/tmp/verdicts timeout -s KILL 300 "$BIN/ptxbench_gpu_tests" --gtest_filter='FixtureVerdicts.Attention*' 2>&1 \
+    | tee -a "$OUT/attention_tests.log" | grep -E "^\[fixture\]|OK \]|FAILED|Failure|Expected|Which is|actual"
+  tar czf "$OUT/verdicts.tgz" -C /tmp verdicts
+}
+
+# The agent (issue 5) with the expert policy over GEMM through a local service; the run store comes
+# back for the report (issue 7).
+section_agent() {
+  log "agent: expert policy, GEMM, through a local service"
+  cat > /tmp/agent.json <<'JSON'
+{"name": "H200 expert run", "policy": "expert", "definitions": ["gemm_n7168_k5120"], "prompt_tags": ["params", "contract"],
+ "trajectories_per_tag": 1, "num_turns": 2, "concurrency": 2, "service": "local"}
+JSON
+  local start=$(date +%s)
+  timeout -s KILL 240 "$BIN/ptxbench" run --config /tmp/agent.json --store /tmp/agent/runs.db --runs-dir /tmp/agent/runs \
+    > "$OUT/agent.log" 2>&1
+  log "agent run: exit $?, $(( $(date +%s) - start )) s wall"
+  tail -8 "$OUT/agent.log"
+  cp /tmp/agent/runs.db "$OUT/runs.db"
+}
+
 section_load() {
   log "service load (scripts/service_load.sh)"
   OUT="$OUT" PTXBENCH_BIN="$BIN" timeout -s KILL ${LOAD_LIMIT_S:-420} bash scripts/service_load.sh

@@ -13,6 +13,14 @@ if ((${#missing[@]})); then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+# Headless Chromium (Debian package `chromium`) and a font: the CPU test of the HTML report
+# (tests/cpu/test_report_html.cpp) renders it in a real browser. A no-op where one is installed.
+if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  echo "setup: installing chromium (headless browser for the HTML report test)"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
+fi
 # cuDNN 9 (headers and libcudnn.so.9) for the attention baselines: a no-op where the toolkit
 # directory, the system or $CUDNN_ROOT already has it; else NVIDIA's CUDA apt repository's package.
 have_cudnn=no

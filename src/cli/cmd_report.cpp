@@ -3,6 +3,8 @@
 // (docs/report.md).
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include "agent/run_store.h"
 #include "cli/commands.h"
 #include "common/error.h"
@@ -33,6 +35,7 @@ int report_command(const ReportArgs& a) {
   RunStore store(a.store, RunStore::Open::existing);
   report::Report r = report::build_report(store, a.runs, a.budgets);
   fmt::print("{}", report::render_text(r));
+  std::fflush(stdout);
   if (!a.csv.empty()) write_output(a.csv, report::report_csv(r), "CSV");
   if (!a.json.empty()) write_output(a.json, report::report_json(r).dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n", "JSON");
   if (!a.html.empty()) write_output(a.html, report::render_html(r), "HTML");

@@ -3,6 +3,8 @@
 // evaluation service, or write its cases out as files.
 #include <fmt/format.h>
 
+#include <cstdio>
+
 #include "cli/commands.h"
 #include "cli/eval_args.h"
 #include "common/fs.h"
@@ -60,14 +62,22 @@ int run_suite_load(LoadArgs& a) {
   if (a.trials > 0) a.load.options["trials"] = a.trials;
   fmt::print("[load] {} submissions of {} cases from {} clients to {}\n", a.load.count, cases.size(), a.load.clients, a.load.service);
   std::fflush(stdout);
+  // Records are appended as verdicts arrive, so a load cut short still leaves its data.
+  std::FILE* partial = a.out.empty() ? nullptr : std::fopen((a.out + ".partial").c_str(), "w");
   LoadReport report = run_load(cases, a.load, [&](const LoadRecord& r, int done) {
+    if (partial) {
+      std::fputs((r.to_json().dump() + "\n").c_str(), partial);
+      std::fflush(partial);
+    }
     fmt::print("[load] {:>4}/{} {:<28} {:<20} {:>6.1f} s{}{}\n", done, a.load.count, r.case_name, r.lost ? "LOST" : r.status,
                r.latency_s(), r.attempts > 1 ? fmt::format(" (run {} times)", r.attempts) : "",
                r.mismatches.empty() ? "" : "  MISMATCH: " + r.mismatches.front());
     std::fflush(stdout);
   });
+  if (partial) std::fclose(partial);
   ordered_json summary = report.summary();
   if (!a.out.empty()) {
+    fs::remove(a.out + ".partial");
     std::string lines;
     for (const auto& r : report.records) lines += r.to_json().dump() + "\n";
     write_file_atomic(a.out, lines);

@@ -12,7 +12,8 @@ using bf16 = __nv_bfloat16;
 // The shape every op of this family shares, checked against the definition: the named tensors in
 // ABI order, [B, H, S, D] bf16 except LSE ([B, H, S] fp32).
 MhaShape shape_of(const ResolvedWorkload& w, const std::vector<std::string>& names, bool causal) {
-  PTXB_ENSURE(w.tensors.size() == names.size(), "ops", "attention expects " + std::to_string(names.size()) + " tensors");
+  PTXB_ENSURE(w.tensors.size() == names.size(), "ops",
+              "attention expects " + std::to_string(names.size()) + " tensors");
   const auto& q = w.tensors.at(0).shape;
   PTXB_ENSURE(q.size() == 4, "ops", "attention expects Q[B, H, S, D]");
   MhaShape s{q[0], q[1], q[2], q[3], causal};
@@ -21,8 +22,8 @@ MhaShape shape_of(const ResolvedWorkload& w, const std::vector<std::string>& nam
     const bool lse = names[i] == "LSE";
     std::vector<int64_t> want = lse ? std::vector<int64_t>{s.B, s.H, s.S} : q;
     PTXB_ENSURE(t.name == names[i] && t.shape == want && t.dtype == (lse ? DType::f32 : DType::bf16), "ops",
-                "attention tensor " + std::to_string(i) + " must be " + names[i] + (lse ? "[B, H, S] fp32" : "[B, H, S, D] bf16") +
-                    ", got " + t.name + t.shape_text());
+                "attention tensor " + std::to_string(i) + " must be " + names[i] +
+                    (lse ? "[B, H, S] fp32" : "[B, H, S, D] bf16") + ", got " + t.name + t.shape_text());
   }
   return s;
 }
@@ -55,7 +56,9 @@ std::unique_ptr<Baseline> MhaFwdOperator::make_baseline(const ResolvedWorkload& 
   return std::make_unique<MhaFwdCudnn>(shape_of(w, kFwdNames, m_causal));
 }
 
-double MhaFwdOperator::flops(const ResolvedWorkload& w) const { return forward_flops(shape_of(w, kFwdNames, m_causal)); }
+double MhaFwdOperator::flops(const ResolvedWorkload& w) const {
+  return forward_flops(shape_of(w, kFwdNames, m_causal));
+}
 
 void MhaBwdOperator::make_inputs(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs, uint64_t seed,
                                  cudaStream_t stream) const {

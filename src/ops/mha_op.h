@@ -12,8 +12,8 @@ namespace ptxbench {
 class MhaFwdOperator final : public Operator {
  public:
   explicit MhaFwdOperator(bool causal) : m_causal(causal) {}
-  void reference(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs,
-                 const std::vector<float*>& outputs, cudaStream_t stream) const override;
+  void reference(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs, const std::vector<float*>& outputs,
+                 cudaStream_t stream) const override;
   [[nodiscard]] std::unique_ptr<Baseline> make_baseline(const ResolvedWorkload& w) const override;
   [[nodiscard]] double flops(const ResolvedWorkload& w) const override;
 
@@ -28,8 +28,8 @@ class MhaBwdOperator final : public Operator {
   explicit MhaBwdOperator(bool causal) : m_causal(causal) {}
   void make_inputs(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs, uint64_t seed,
                    cudaStream_t stream) const override;
-  void reference(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs,
-                 const std::vector<float*>& outputs, cudaStream_t stream) const override;
+  void reference(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs, const std::vector<float*>& outputs,
+                 cudaStream_t stream) const override;
   [[nodiscard]] std::unique_ptr<Baseline> make_baseline(const ResolvedWorkload& w) const override;
   [[nodiscard]] double flops(const ResolvedWorkload& w) const override;
 

@@ -13,20 +13,20 @@
 namespace ptxbench {
 
 struct AttentionDims {
-  int64_t heads = 0;    ///< B·H: the heads are independent problems laid out one after another
-  int64_t seq = 0;      ///< S (queries = keys)
-  int64_t dim = 0;      ///< D (head dimension)
-  bool causal = false;  ///< query i attends to keys j ≤ i
+  int64_t heads = 0;                  ///< B·H: the heads are independent problems laid out one after another
+  int64_t seq = 0;                    ///< S (queries = keys)
+  int64_t dim = 0;                    ///< D (head dimension)
+  bool causal = false;                ///< query i attends to keys j ≤ i
   [[nodiscard]] float scale() const;  ///< 1/√D
 };
 
 /// O = softmax(scale·Q·Kᵀ [masked])·V, LSE_i = ln Σ_j exp(scale·Q_i·K_j) over the attended keys.
 /// O and LSE in fp32 (the reference outputs of a forward evaluation).
-void mha_forward_reference(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, float* O,
-                           float* LSE, const AttentionDims& dims, cudaStream_t stream);
+void mha_forward_reference(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, float* O, float* LSE,
+                           const AttentionDims& dims, cudaStream_t stream);
 /// The same, with O rounded to bf16: the derived inputs O and LSE of a backward trial.
-void mha_forward_reference(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V,
-                           __nv_bfloat16* O, float* LSE, const AttentionDims& dims, cudaStream_t stream);
+void mha_forward_reference(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V, __nv_bfloat16* O,
+                           float* LSE, const AttentionDims& dims, cudaStream_t stream);
 
 /// dQ, dK, dV (fp32) of O = softmax(scale·Q·Kᵀ)·V for the upstream gradient dO, by the standard
 /// derivation from the given forward state (as FlashAttention and cuDNN compute it):
@@ -35,7 +35,7 @@ void mha_forward_reference(const __nv_bfloat16* Q, const __nv_bfloat16* K, const
 /// With O and LSE from the trusted forward this is the gradient of Σ dO∘O (checked against finite
 /// differences in the GPU tests).
 void mha_backward_reference(const __nv_bfloat16* Q, const __nv_bfloat16* K, const __nv_bfloat16* V,
-                            const __nv_bfloat16* O, const __nv_bfloat16* dO, const float* LSE, float* dQ,
-                            float* dK, float* dV, const AttentionDims& dims, cudaStream_t stream);
+                            const __nv_bfloat16* O, const __nv_bfloat16* dO, const float* LSE, float* dQ, float* dK,
+                            float* dV, const AttentionDims& dims, cudaStream_t stream);
 
 }  // namespace ptxbench

@@ -12,18 +12,19 @@ struct LabelText {
   TurnLabel label;
   const char* name;
   const char* key;
+  const char* short_name;
 };
 constexpr LabelText kLabelText[] = {
-    {TurnLabel::correct, "Correct", "correct"},
-    {TurnLabel::numerical_error, "Numerical error", "numerical_error"},
-    {TurnLabel::compilation_error, "Compilation error", "compilation_error"},
-    {TurnLabel::runtime_error, "Runtime error", "runtime_error"},
-    {TurnLabel::sanitize_timeout, "Sanitize timeout", "sanitize_timeout"},
-    {TurnLabel::kernel_timeout, "Kernel execution timeout", "kernel_timeout"},
-    {TurnLabel::service_timeout, "Service timeout", "service_timeout"},
-    {TurnLabel::extraction_error, "Extraction error", "extraction_error"},
-    {TurnLabel::other, "Other", "other"},
-    {TurnLabel::infra_error, "Infra error (excluded)", "infra_error"},
+    {TurnLabel::correct, "Correct", "correct", "Correct"},
+    {TurnLabel::numerical_error, "Numerical error", "numerical_error", "Numerical"},
+    {TurnLabel::compilation_error, "Compilation error", "compilation_error", "Compilation"},
+    {TurnLabel::runtime_error, "Runtime error", "runtime_error", "Runtime"},
+    {TurnLabel::sanitize_timeout, "Sanitize timeout", "sanitize_timeout", "Sanitize TO"},
+    {TurnLabel::kernel_timeout, "Kernel execution timeout", "kernel_timeout", "Kernel TO"},
+    {TurnLabel::service_timeout, "Service timeout", "service_timeout", "Service TO"},
+    {TurnLabel::extraction_error, "Extraction error", "extraction_error", "Extraction"},
+    {TurnLabel::other, "Other", "other", "Other"},
+    {TurnLabel::infra_error, "Infra error (excluded)", "infra_error", "Infra (excl.)"},
 };
 
 // Only the sanitize stage records per-run `timed_out`; its timeout message names the tool too.
@@ -70,6 +71,12 @@ std::optional<double> ratio(std::optional<double> a, std::optional<double> b) {
 std::string label_name(TurnLabel l) {
   for (const auto& t : kLabelText)
     if (t.label == l) return t.name;
+  return "Other";
+}
+
+std::string label_short(TurnLabel l) {
+  for (const auto& t : kLabelText)
+    if (t.label == l) return t.short_name;
   return "Other";
 }
 

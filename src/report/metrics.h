@@ -36,6 +36,7 @@ inline constexpr std::array<TurnLabel, kLabelCount> kAllLabels = {
 
 std::string label_name(TurnLabel l);  ///< "Correct", "Kernel execution timeout", ..., "Infra error (excluded)"
 std::string label_key(TurnLabel l);   ///< "correct", "kernel_timeout", ... (CSV / JSON)
+std::string label_short(TurnLabel l); ///< "Correct", "Kernel TO", ... (narrow table headers, chart axes)
 [[nodiscard]] inline int label_index(TurnLabel l) { return static_cast<int>(l); }
 
 /// The label of a turn from its stored status (a verdict status or EXTRACTION_ERROR) and, for

@@ -29,22 +29,6 @@ const char* label_color(TurnLabel l) {
   return "#000";
 }
 
-const char* label_short(TurnLabel l) {
-  switch (l) {
-    case TurnLabel::correct: return "Correct";
-    case TurnLabel::numerical_error: return "Numerical";
-    case TurnLabel::compilation_error: return "Compilation";
-    case TurnLabel::runtime_error: return "Runtime";
-    case TurnLabel::sanitize_timeout: return "Sanitize TO";
-    case TurnLabel::kernel_timeout: return "Kernel TO";
-    case TurnLabel::service_timeout: return "Service TO";
-    case TurnLabel::extraction_error: return "Extraction";
-    case TurnLabel::other: return "Other";
-    case TurnLabel::infra_error: return "Infra (excl.)";
-  }
-  return "";
-}
-
 std::string e(std::string_view s) { return html_escape(s); }
 
 std::string group_label(const Report& r, const Group& g) {
@@ -206,10 +190,10 @@ std::string label_bars_svg(const LabelCounts& c) {
     top = std::max(top, sum);
   }
   double bw = double(W - L - R) / double(n);
-  std::string s = fmt::format(R"(<svg class="label-bars" width="{}" height="{}" viewBox="0 0 {} {}" role="img">)", W, H, W, H);
-  s += fmt::format(R"(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#444"/>)", L, H - B, W - R, H - B);
-  s += fmt::format(R"(<text x="{}" y="{}" font-size="10" text-anchor="end">{}</text>)", L - 4, T + 8, top);
-  s += fmt::format(R"(<text x="{}" y="{}" font-size="10" text-anchor="end">0</text>)", L - 4, H - B);
+  std::string s = fmt::format(R"X(<svg class="label-bars" width="{}" height="{}" viewBox="0 0 {} {}" role="img">)X", W, H, W, H);
+  s += fmt::format(R"X(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#444"/>)X", L, H - B, W - R, H - B);
+  s += fmt::format(R"X(<text x="{}" y="{}" font-size="10" text-anchor="end">{}</text>)X", L - 4, T + 8, top);
+  s += fmt::format(R"X(<text x="{}" y="{}" font-size="10" text-anchor="end">0</text>)X", L - 4, H - B);
   for (std::size_t i = 0; i < c.per_turn.size(); ++i) {
     double y = H - B;
     for (auto l : kAllLabels) {
@@ -217,27 +201,27 @@ std::string label_bars_svg(const LabelCounts& c) {
       if (!v) continue;
       double h = double(H - B - T) * double(v) / double(top);
       y -= h;
-      s += fmt::format(R"(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"><title>turn {}: {} {}</title></rect>)",
+      s += fmt::format(R"X(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"><title>turn {}: {} {}</title></rect>)X",
                        L + bw * double(i) + 2, y, std::max(bw - 4, 1.0), h, label_color(l), i + 1, v, e(label_name(l)));
     }
-    s += fmt::format(R"(<text x="{:.1f}" y="{}" font-size="10" text-anchor="middle">{}</text>)", L + bw * (double(i) + 0.5),
+    s += fmt::format(R"X(<text x="{:.1f}" y="{}" font-size="10" text-anchor="middle">{}</text>)X", L + bw * (double(i) + 0.5),
                      H - B + 13, i + 1);
   }
-  s += fmt::format(R"(<text x="{}" y="{}" font-size="11" text-anchor="middle">turn</text></svg>)", (L + W - R) / 2, H - 4);
+  s += fmt::format(R"X(<text x="{}" y="{}" font-size="11" text-anchor="middle">turn</text></svg>)X", (L + W - R) / 2, H - 4);
   return s;
 }
 
 // Transitions label(n) -> label(n+1) as a heatmap matrix.
 std::string transition_svg(const Transitions& tr) {
-  const int cell = 28, L = 96, T = 86, W = L + cell * kLabelCount + 8, H = T + cell * kLabelCount + 24;
+  const int cell = 28, L = 96, T = 86, W = L + cell * kLabelCount + 64, H = T + cell * kLabelCount + 24;
   int64_t top = 1;
   for (const auto& row : tr.counts)
     for (auto x : row) top = std::max(top, x);
-  std::string s = fmt::format(R"(<svg class="transition-heatmap" width="{}" height="{}" viewBox="0 0 {} {}" role="img">)", W, H, W, H);
+  std::string s = fmt::format(R"X(<svg class="transition-heatmap" width="{}" height="{}" viewBox="0 0 {} {}" role="img">)X", W, H, W, H);
   for (int i = 0; i < kLabelCount; ++i) {
     auto l = kAllLabels[static_cast<std::size_t>(i)];
-    s += fmt::format(R"(<text x="{}" y="{}" font-size="10" text-anchor="end">{}</text>)", L - 4, T + cell * i + cell / 2 + 4, label_short(l));
-    s += fmt::format(R"(<text transform="translate({},{}) rotate(-50)" font-size="10">{}</text>)", L + cell * i + cell / 2 + 3, T - 4,
+    s += fmt::format(R"X(<text x="{}" y="{}" font-size="10" text-anchor="end">{}</text>)X", L - 4, T + cell * i + cell / 2 + 4, label_short(l));
+    s += fmt::format(R"X(<text transform="translate({},{}) rotate(-50)" font-size="10">{}</text>)X", L + cell * i + cell / 2 + 3, T - 4,
                      label_short(l));
   }
   for (int a = 0; a < kLabelCount; ++a)
@@ -245,14 +229,14 @@ std::string transition_svg(const Transitions& tr) {
       int64_t v = tr.counts[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
       double f = double(v) / double(top);
       int shade = 255 - static_cast<int>(f * 200);
-      s += fmt::format(R"(<rect x="{}" y="{}" width="{}" height="{}" fill="rgb({},{},255)" stroke="#fff"><title>{} -> {}: {}</title></rect>)",
+      s += fmt::format(R"X(<rect x="{}" y="{}" width="{}" height="{}" fill="rgb({},{},255)" stroke="#fff"><title>{} -> {}: {}</title></rect>)X",
                        L + cell * b, T + cell * a, cell, cell, shade, shade, e(label_name(kAllLabels[static_cast<std::size_t>(a)])),
                        e(label_name(kAllLabels[static_cast<std::size_t>(b)])), v);
       if (v)
-        s += fmt::format(R"(<text x="{}" y="{}" font-size="10" text-anchor="middle" fill="{}">{}</text>)", L + cell * b + cell / 2,
+        s += fmt::format(R"X(<text x="{}" y="{}" font-size="10" text-anchor="middle" fill="{}">{}</text>)X", L + cell * b + cell / 2,
                          T + cell * a + cell / 2 + 4, f > 0.6 ? "#fff" : "#000", v);
     }
-  s += fmt::format(R"(<text x="{}" y="{}" font-size="11">rows: turn n, columns: turn n+1</text></svg>)", L, H - 6);
+  s += fmt::format(R"X(<text x="{}" y="{}" font-size="11">rows: turn n, columns: turn n+1</text></svg>)X", L, H - 6);
   return s;
 }
 
@@ -260,27 +244,29 @@ std::string pre(const std::string& text, bool wrap = false) {
   return std::string("<pre") + (wrap ? " class=\"wrap\"" : "") + "><code>" + e(text) + "</code></pre>";
 }
 
+// One table with every budget metric as a column (the paper's Table 1 / Table 9 layout per cell).
 std::string budget_tables_html(const Report& r) {
-  std::string s;
   bool multi = r.runs.size() > 1;
+  std::string s = "<table class=\"metric\" id=\"summary\"><tr>";
+  if (multi) s += "<th>Run</th>";
+  s += "<th>Model</th><th>Definition</th><th>GPU</th><th class=\"num\">Traj</th>";
   int number = 1;
-  for (const auto& table : budget_tables()) {
-    s += fmt::format(R"(<h3 id="table-{}">Table {}. {} ({}), T = {}: target-instruction <span class="unres">(unrestricted)</span></h3>)",
-                     table.key, number++, e(table.title), e(table.unit), budgets_text(r.budgets));
-    s += "<p class=\"note\">" + e(table.note) + "</p>";
-    s += fmt::format(R"(<table class="metric" data-metric="{}"><tr>{}<th>Model</th><th>Definition</th><th>GPU</th><th class="num">Traj</th><th>{}</th></tr>)",
-                     table.key, multi ? "<th>Run</th>" : "", e(table.title));
-    for (const auto& g : r.groups) {
-      s += "<tr>";
-      if (multi) s += "<td>" + e(run_label(r, g.run_id)) + "</td>";
-      s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td><td>" + e(g.gpu) + "</td><td class=\"num\">" +
-           std::to_string(g.metrics.counted) + "</td>";
-      s += "<td class=\"cell\"><span class=\"inst\">" + e(budget_values(g.metrics, table, true)) + "</span> <span class=\"unres\">(" +
-           e(budget_values(g.metrics, table, false)) + ")</span></td></tr>";
-    }
-    s += "</table>";
+  for (const auto& table : budget_tables())
+    s += fmt::format(R"X(<th data-metric="{}">{}. {} ({})</th>)X", table.key, number++, e(table.title), e(table.unit));
+  s += "</tr>";
+  for (const auto& g : r.groups) {
+    s += "<tr>";
+    if (multi) s += "<td>" + e(run_label(r, g.run_id)) + "</td>";
+    s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td><td>" + e(g.gpu) + "</td><td class=\"num\">" +
+         std::to_string(g.metrics.counted) + "</td>";
+    for (const auto& table : budget_tables())
+      s += "<td class=\"cell\"><span class=\"inst\">" + e(budget_values(g.metrics, table, true)) + "</span><br><span class=\"unres\">(" +
+           e(budget_values(g.metrics, table, false)) + ")</span></td>";
+    s += "</tr>";
   }
-  return s;
+  s += "</table><ol class=\"note\">";
+  for (const auto& table : budget_tables()) s += "<li><b>" + e(table.title) + "</b>: " + e(table.note) + "</li>";
+  return s + "</ol>";
 }
 
 std::string turn_html(const TrajectoryDetail& t, std::size_t k, std::map<std::string, int64_t>& seen) {
@@ -416,7 +402,7 @@ std::string render_html(const Report& r) {
   s += "</style></head><body>\n<h1>ptxbench report</h1>\n";
   s += "<p class=\"small\">Store " + e(r.store) + " \u00b7 generated " + e(r.generated_at) + " \u00b7 turn budgets T = " +
        e(budgets_text(r.budgets)) + " \u00b7 opens offline: no network access, everything is inline.</p>\n";
-  s += "<nav><a href=\"#runs\">Runs</a><a href=\"#tables\">Tables</a><a href=\"#fastp\">Fast_p curves</a><a href=\"#labels\">Turn labels "
+  s += "<nav><a href=\"#runs\">Runs</a><a href=\"#tables\">Metrics</a><a href=\"#fastp\">Fast_p curves</a><a href=\"#labels\">Turn labels "
        "&amp; transitions</a><a href=\"#tokens\">Tokens</a><a href=\"#trajectories\">Trajectories</a><a href=\"#definitions\">Definitions</a></nav>\n";
 
   s += "<h2 id=\"runs\">Runs</h2><table><tr><th></th><th>Run</th><th>Status</th><th>Model</th><th class=\"num\">num_turns</th><th "
@@ -429,9 +415,10 @@ std::string render_html(const Report& r) {
   }
   s += "</table>\n";
 
-  s += "<h2 id=\"tables\">Tables</h2><p class=\"note\">Each cell: <span class=\"inst\">the target-instruction value at T = " +
+  s += "<h2 id=\"tables\">Metrics at T = " + e(budgets_text(r.budgets)) +
+       "</h2><p class=\"note\">Each cell (the paper's Table 1 / Table 9 layout): <span class=\"inst\">the target-instruction value at T = " +
        e(budgets_text(r.budgets)) +
-       "</span> <span class=\"unres\">(the unrestricted value)</span>. n/a: T above the run's num_turns (not measured); -: nothing to "
+       "</span> over <span class=\"unres\">(the unrestricted value)</span>. n/a: T above the run's num_turns (not measured); -: nothing to "
        "measure. Traj: counted trajectories. The <a href=\"#definitions\">definitions</a> say exactly what is counted.</p>\n";
   s += budget_tables_html(r);
   std::string notes;

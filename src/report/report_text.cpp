@@ -105,11 +105,11 @@ std::string render_text(const Report& r) {
     out += t.str();
   }
   std::size_t keys = key_header(r).size();
-  out += fmt::format(
-      "\nBudgets T = {}. Each cell: the target-instruction value at T = {}, then (the unrestricted value) in "
-      "parentheses. n/a: T above the run's num_turns (not measured); -: nothing to measure. Traj: counted "
-      "trajectories. Definitions at the end.\n",
-      budgets_text(r.budgets), budgets_text(r.budgets));
+  out += "\n" + wrap(fmt::format("Budgets T = {}. Each cell: the target-instruction value at T = {}, then (the unrestricted value) "
+                                  "in parentheses. n/a: T above the run's num_turns (not measured); -: nothing to measure. Traj: "
+                                  "counted trajectories. Definitions at the end.",
+                                  budgets_text(r.budgets), budgets_text(r.budgets)),
+                      "");
   int number = 1;
   for (const auto& table : budget_tables()) {
     out += fmt::format("\nTable {}. {} ({}), T = {}: target-instruction (unrestricted)\n", number++, table.title, table.unit,
@@ -117,7 +117,7 @@ std::string render_text(const Report& r) {
     out += wrap(table.note, "  ");
     auto header = key_header(r);
     header.push_back(table.title);
-    TextTable t(header, keys);
+    TextTable t(header, keys - 1);
     for (const auto& g : r.groups) {
       auto row = key_columns(r, g);
       row.push_back(budget_cell(g.metrics, table));
@@ -126,11 +126,11 @@ std::string render_text(const Report& r) {
     out += t.str();
   }
 
-  out += fmt::format("\nTurn labels (judged turns actually run, no carry-forward)\n");
+  out += "\nTurn labels (judged turns actually run, no carry-forward; TO = timeout, Infra (excl.) = INFRA_ERROR, out of every rate)\n";
   {
     auto header = key_header(r);
-    for (auto l : kAllLabels) header.push_back(label_name(l));
-    TextTable t(header, keys);
+    for (auto l : kAllLabels) header.push_back(label_short(l));
+    TextTable t(header, keys - 1);
     for (const auto& g : r.groups) {
       auto row = key_columns(r, g);
       for (auto l : kAllLabels) row.push_back(std::to_string(g.metrics.labels.total[static_cast<std::size_t>(label_index(l))]));
@@ -159,7 +159,7 @@ std::string render_text(const Report& r) {
     auto header = key_header(r);
     header.back() = "All traj";
     for (const char* h : {"Prompt", "Completion", "Reasoning", "Cached", "Total"}) header.push_back(h);
-    TextTable t(header, keys);
+    TextTable t(header, keys - 1);
     for (const auto& g : r.groups) {
       auto row = key_columns(r, g);
       row.back() = std::to_string(g.metrics.tokens.trajectories);
@@ -198,11 +198,7 @@ std::string render_text(const Report& r) {
   out += "\nDefinitions\n";
   for (const auto& d : metric_definitions()) out += wrap(d.name + ": " + d.text, "  ");
   out += "\nStatus -> turn label\n";
-  {
-    TextTable t({"Status", "Label", "Why"}, 3);
-    for (const auto& m : label_mapping()) t.row({m.status, m.label, m.note});
-    out += t.str();
-  }
+  for (const auto& m : label_mapping()) out += wrap(m.status + " -> " + m.label + (m.note.empty() ? "" : ": " + m.note), "  ");
   return out;
 }
 

@@ -51,7 +51,7 @@ ordered_json LoadRecord::to_json() const {
   return {{"index", index},         {"case", case_name},          {"definition", definition}, {"id", id},
           {"expected", expected},   {"status", status},           {"mismatches", mismatches}, {"lost", lost},
           {"submit_tries", submit_tries}, {"attempts", attempts}, {"latency_s", latency_s()}, {"service_s", service_s},
-          {"eval_s", eval_s},       {"speedup", speedup},       {"submitted_at", submitted_at}, {"done_at", done_at}};
+          {"eval_s", eval_s},       {"speedup", speedup},        {"stage_s", stage_s},       {"submitted_at", submitted_at}, {"done_at", done_at}};
 }
 
 std::vector<int> load_schedule(std::size_t cases, int count, uint64_t seed) {
@@ -117,6 +117,12 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
           const ordered_json& v = task.contains("verdict") && task["verdict"].is_object() ? task["verdict"] : ordered_json::object();
           r.eval_s = v.value("wall_seconds", 0.0);
           if (v.contains("speedup") && v["speedup"].is_number()) r.speedup = v["speedup"].get<double>();
+          if (v.contains("stages") && v["stages"].is_object())
+            for (const auto& [name, st] : v["stages"].items()) {
+              if (!st.is_object()) continue;
+              if (st.contains("wall_s") && st["wall_s"].is_number()) r.stage_s[name] = st["wall_s"];
+              if (st.contains("gpu_lock_wait_s") && st["gpu_lock_wait_s"].is_number()) r.stage_s["gpu_lock_wait"] = st["gpu_lock_wait_s"];
+            }
           r.mismatches = expectation_mismatches(lc.c.expect, v);
         } else {
           r.mismatches.push_back("no verdict within " + std::to_string(static_cast<int>(o.timeout_s)) + " s");
@@ -146,6 +152,7 @@ bool LoadReport::all_as_expected() const {
 
 ordered_json LoadReport::summary() const {
   std::map<std::string, std::vector<double>> latency, eval, speedups;
+  std::map<std::string, std::map<std::string, std::vector<double>>> stages;  // case -> stage -> seconds
   std::vector<double> all;
   std::set<std::string> ids;
   int lost = 0, wrong = 0, rerun = 0, resent = 0;
@@ -163,6 +170,7 @@ ordered_json LoadReport::summary() const {
     latency[r.status].push_back(r.latency_s());
     eval[r.status].push_back(r.eval_s);
     if (r.speedup > 0) speedups[r.case_name].push_back(r.speedup);
+    for (const auto& [name, s] : r.stage_s.items()) stages[r.case_name][name].push_back(s.get<double>());
     all.push_back(r.latency_s());
   }
   ordered_json per_status = ordered_json::object();
@@ -173,6 +181,9 @@ ordered_json LoadReport::summary() const {
   ordered_json speed = ordered_json::object();
   for (const auto& [name, v] : speedups)
     speed[name] = {{"count", v.size()}, {"median", median(v)}, {"min", min_of(v)}, {"max", max_of(v)}, {"spread", relative_spread(v)}};
+  ordered_json stage_medians = ordered_json::object();
+  for (const auto& [name, per_stage] : stages)
+    for (const auto& [stage, v] : per_stage) stage_medians[name][stage] = median(v);
   std::size_t finished = records.size() - static_cast<std::size_t>(lost);
   return {{"submissions", records.size()},
           {"finished", finished},
@@ -186,7 +197,8 @@ ordered_json LoadReport::summary() const {
           {"evaluations_per_minute", wall_s > 0 ? 60.0 * static_cast<double>(finished) / wall_s : 0.0},
           {"latency", latency_stats(all)},
           {"by_status", per_status},
-          {"speedup_by_case", speed}};
+          {"speedup_by_case", speed},
+          {"stage_median_s_by_case", stage_medians}};
 }
 
 }  // namespace ptxbench

@@ -43,6 +43,7 @@ struct LoadRecord {
   double service_s = 0;      ///< the service's created → finished
   double eval_s = 0;         ///< the verdict's wall_seconds
   double speedup = 0;        ///< PASSED verdicts: baseline / candidate time (0 otherwise)
+  ordered_json stage_s = ordered_json::object();  ///< wall seconds of each evaluation stage that ran
   [[nodiscard]] double latency_s() const { return done_at - submitted_at; }
   [[nodiscard]] ordered_json to_json() const;
 };

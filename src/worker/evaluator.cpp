@@ -193,7 +193,12 @@ Verdict Evaluator::run_stages(Context& c) {
     };
     // Shared holds are taken stage by stage, so a waiting timing stage gets the GPU between them.
     GpuLock gpu_lock(c.options.gpu_lock);
+    // ncu runs one at a time per GPU: its own cross-process lock lives in a /tmp that each
+    // runner's filesystem view makes private, and concurrent sessions failed on the H200.
+    GpuLock profiler_lock(c.options.gpu_lock.empty() ? "" : c.options.gpu_lock + ".profiler");
     auto untimed = [&](const char* name, bool (Evaluator::*stage)(Context&)) {
+      GpuLock::Hold profiler;
+      if (stage == &Evaluator::stage_runtime_sass) profiler = profiler_lock.acquire(GpuLock::Mode::exclusive);
       GpuLock::Hold shared = gpu_lock.acquire(GpuLock::Mode::shared);
       if (!c.state) c.state = &state_for(c.workload);
       return timed(name, stage, this);

@@ -10,8 +10,8 @@
 #include <random>
 #include <vector>
 
-#include "definitions/catalog.h"
 #include "common/error.h"
+#include "definitions/catalog.h"
 #include "gpu/cuda_call.h"
 #include "gpu/device_buffer.h"
 #include "gpu/random_fill.h"
@@ -157,12 +157,13 @@ Outputs run_reference(const Attention& a) {
   const std::size_t n = a.numel(), rows = static_cast<std::size_t>(a.heads * a.S);
   DeviceBuffer O(n * 4), LSE(rows * 4), Ob(n * 2), LSE2(rows * 4), dQ(n * 4), dK(n * 4), dV(n * 4);
   mha_forward_reference(a.dev(a.q), a.dev(a.k), a.dev(a.v), O.as<float>(), LSE.as<float>(), a.dims(), nullptr);
-  mha_forward_reference(a.dev(a.q), a.dev(a.k), a.dev(a.v), Ob.as<__nv_bfloat16>(), LSE2.as<float>(), a.dims(), nullptr);
+  mha_forward_reference(a.dev(a.q), a.dev(a.k), a.dev(a.v), Ob.as<__nv_bfloat16>(), LSE2.as<float>(), a.dims(),
+                        nullptr);
   mha_backward_reference(a.dev(a.q), a.dev(a.k), a.dev(a.v), Ob.as<__nv_bfloat16>(), a.dev(a.dout), LSE2.as<float>(),
                          dQ.as<float>(), dK.as<float>(), dV.as<float>(), a.dims(), nullptr);
   PTXB_CUDA_CALL(cudaDeviceSynchronize());
-  Outputs out{f32_to_host(O, n), f32_to_host(LSE, rows), bf16_to_host(Ob, n), f32_to_host(dQ, n), f32_to_host(dK, n),
-              f32_to_host(dV, n)};
+  Outputs out{f32_to_host(O, n),  f32_to_host(LSE, rows), bf16_to_host(Ob, n),
+              f32_to_host(dQ, n), f32_to_host(dK, n),     f32_to_host(dV, n)};
   EXPECT_EQ(count_differences(f32_to_host(LSE2, rows), out.LSE), 0u) << "the bf16 overload must compute the same LSE";
   for (std::size_t i = 0; i < n; ++i)  // and O rounded once from the same fp32 value
     if (out.Ob[i] != __bfloat162float(__float2bfloat16_rn(out.O[i]))) {
@@ -256,8 +257,8 @@ TEST_F(MhaReferenceTest, BackwardIsTheGradientOfTheForward) {
       const double tol = 1e-2 * max_abs(*t.grad) + 1e-5;
       for (int s = 0; s < 16; ++s) {
         std::size_t e = rng() % t.x->size();
-        if (s == 0) e = 0;                    // row 0: attends to itself only when causal
-        if (s == 1) e = t.x->size() - 1;      // last row / key
+        if (s == 0) e = 0;                // row 0: attends to itself only when causal
+        if (s == 1) e = t.x->size() - 1;  // last row / key
         const double x0 = (*t.x)[e], h = 1e-3;
         (*t.x)[e] = x0 + h;
         double up = loss();

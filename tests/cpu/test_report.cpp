@@ -1,0 +1,246 @@
+// `ptxbench report` over run stores: one written through the RunStore API with hand-counted
+// numbers (groups, carry-forward, INFRA_ERROR, missing SASS data, token ratios, every output
+// format, escaping of model text), and one made by a real agent run (fake model provider, local
+// service with fake GPUs) reported through the command line.
+#include <gtest/gtest.h>
+
+#include <mutex>
+#include <regex>
+
+#include "agent/agent_run.h"
+#include "agent/run_config.h"
+#include "common/fs.h"
+#include "common/subprocess.h"
+#include "report/report_data.h"
+#include "report/report_export.h"
+#include "report/report_format.h"
+#include "report/report_html.h"
+#include "report/report_text.h"
+#include "service/http_server.h"
+#include "test_report_support.h"
+
+using namespace ptxbench;
+using namespace ptxbench::report;
+using namespace ptxbench::test;
+
+namespace {
+
+const Group& find_group(const Report& r, const std::string& run, const std::string& definition) {
+  for (const auto& g : r.groups)
+    if (g.run_id == run && g.definition == definition) return g;
+  throw std::runtime_error("no group " + run + " " + definition);
+}
+
+std::size_t count(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+TEST(ReportFromStore, HandCountedMetrics) {
+  TempDir dir;
+  RunStore store((dir.path() / "runs.db").string());
+  SampleRuns runs = build_sample_runs(store);
+  Report r = build_report(store, {runs.agent, runs.refinement}, {1, 4, 8});
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].num_turns, 4);
+  ASSERT_EQ(r.groups.size(), 4u) << "agent: gemm, attn, (all); refinement: gemm";
+
+  const Group& gemm = find_group(r, runs.agent, "gemm_n7168_k5120");
+  EXPECT_EQ(gemm.gpu, "NVIDIA H200");
+  EXPECT_EQ(gemm.metrics.counted, 3);
+  const auto& t1 = gemm.metrics.budgets[0];
+  const auto& t4 = gemm.metrics.budgets[1];
+  const auto& t8 = gemm.metrics.budgets[2];
+  EXPECT_EQ(t1.slots, 2) << "the INFRA_ERROR first turn of #2 is excluded";
+  EXPECT_DOUBLE_EQ(*t1.correctness_rate, 0.0);
+  // T=4: #0 X C C* C* (3, target 3); #1 E N C C (2, target 1: turn 3 has no SASS data); #2 I S K R (0 of 3).
+  EXPECT_EQ(t4.slots, 11);
+  EXPECT_EQ(t4.infra_slots, 1);
+  EXPECT_EQ(t4.carried_slots, 2);
+  EXPECT_DOUBLE_EQ(*t4.correctness_rate, 5.0 / 11.0);
+  EXPECT_DOUBLE_EQ(*t4.target_rate, 4.0 / 11.0);
+  EXPECT_DOUBLE_EQ(*t4.max_best, 1.5);
+  EXPECT_DOUBLE_EQ(*t4.median_best, 1.3);
+  EXPECT_DOUBLE_EQ(*t4.median_best_target, 1.3);
+  EXPECT_FALSE(t8.measured) << "num_turns 4";
+  EXPECT_EQ(budget_cell(gemm.metrics, budget_tables()[0]), "0.0 / 36.4 / n/a (0.0 / 45.5 / n/a)");
+  EXPECT_EQ(budget_cell(gemm.metrics, budget_tables()[1]), "- / 1.50 / n/a (- / 1.50 / n/a)");
+  const auto& labels = gemm.metrics.labels.total;
+  EXPECT_EQ(labels[label_index(TurnLabel::correct)], 3);
+  EXPECT_EQ(labels[label_index(TurnLabel::sanitize_timeout)], 1);
+  EXPECT_EQ(labels[label_index(TurnLabel::kernel_timeout)], 1);
+  EXPECT_EQ(labels[label_index(TurnLabel::extraction_error)], 1);
+  EXPECT_EQ(labels[label_index(TurnLabel::infra_error)], 1);
+  EXPECT_EQ(gemm.metrics.transitions.counts[label_index(TurnLabel::infra_error)][label_index(TurnLabel::sanitize_timeout)], 1);
+  EXPECT_EQ(gemm.metrics.tokens.total.total(), 10 * 1200);
+
+  const Group& pooled = find_group(r, runs.agent, kPooledDefinition);
+  EXPECT_EQ(pooled.metrics.counted, 4);
+  EXPECT_EQ(budget_cell(pooled.metrics, budget_tables()[0]), "33.3 / 53.3 / n/a (33.3 / 60.0 / n/a)");
+
+  const Group& refine = find_group(r, runs.refinement, "gemm_n7168_k5120");
+  EXPECT_EQ(refine.gpu, "NVIDIA H200") << "the extraction-only trajectory takes its run's GPU";
+  EXPECT_EQ(refine.members.size(), 2u);
+
+  ASSERT_EQ(r.comparisons.size(), 2u) << "gemm (both ran it) and (all)";
+  EXPECT_EQ(r.comparisons[0].definition, "gemm_n7168_k5120");
+  EXPECT_NEAR(*r.comparisons[0].ratio.total, 4000.0 / 1800.0, 1e-12);
+  EXPECT_EQ(r.comparisons[1].definition, kPooledDefinition);
+  EXPECT_NEAR(*r.comparisons[1].ratio.total, 3300.0 / 1800.0, 1e-12);
+
+  EXPECT_THROW(build_report(store, {"nope"}, {1}), InputError);
+  EXPECT_THROW(build_report(store, {runs.agent}, {0}), InputError);
+  EXPECT_THROW(build_report(store, {}, {1}), InputError);
+  // A unique prefix names a run.
+  EXPECT_EQ(build_report(store, {runs.agent.substr(0, runs.agent.size() - 1)}, {1}).runs.size(), 1u);
+}
+
+TEST(ReportFromStore, OutputsStateTheDefinitionsAndEscapeModelText) {
+  TempDir dir;
+  RunStore store((dir.path() / "runs.db").string());
+  SampleRuns runs = build_sample_runs(store);
+  Report r = build_report(store, {runs.agent, runs.refinement}, {1, 4, 8});
+
+  std::string text = render_text(r);
+  EXPECT_NE(text.find("Table 1. Turn correctness rate (%), T = 1 / 4 / 8: target-instruction (unrestricted)"), std::string::npos) << text;
+  EXPECT_NE(text.find("0.0 / 36.4 / n/a (0.0 / 45.5 / n/a)"), std::string::npos) << text;
+  EXPECT_NE(text.find("Early stop: carry-forward"), std::string::npos);
+  EXPECT_NE(text.find("Sanitize timeout"), std::string::npos);
+  EXPECT_NE(text.find("Token ratio"), std::string::npos);
+  EXPECT_NE(text.find("2.22"), std::string::npos) << "gemm total-token ratio 4000/1800";
+
+  ordered_json j = ordered_json::parse(report_json(r).dump());
+  EXPECT_EQ(j["schema"], kReportSchema);
+  EXPECT_EQ(j["definitions"].size(), metric_definitions().size());
+  EXPECT_TRUE(j["definitions"].contains("carry_forward"));
+  EXPECT_EQ(j["groups"].size(), 4u);
+  const auto& g0 = j["groups"][0];
+  EXPECT_EQ(g0["definition"], "gemm_n7168_k5120");
+  EXPECT_NEAR(g0["budgets"][1]["turn_correctness_rate"].get<double>(), 5.0 / 11.0, 1e-12);
+  EXPECT_EQ(g0["budgets"][2]["measured"], false);
+  EXPECT_EQ(g0["budgets"][1]["per_trajectory"].size(), 3u);
+  EXPECT_EQ(g0["turn_labels"]["total"]["Infra error (excluded)"], 1);
+  EXPECT_EQ(j["trajectories"].size(), 6u);
+  EXPECT_EQ(j["comparisons"].size(), 2u);
+
+  std::string csv = report_csv(r);
+  EXPECT_EQ(csv.rfind("run,model,definition,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition\n", 0), 0u);
+  EXPECT_NE(csv.find(runs.agent + ",model-a,gemm_n7168_k5120,NVIDIA H200,3,turn_correctness_rate,4,,,,,0.454545,"), std::string::npos);
+  const std::string gemm_key = runs.agent + ",model-a,gemm_n7168_k5120,NVIDIA H200,3,";
+  EXPECT_NE(csv.find(gemm_key + "fast_p,4,1.2,,,,0.333333,"), std::string::npos) << "bests 1.5, 1.1, none";
+  EXPECT_NE(csv.find(gemm_key + "fast_p,4,1.5,,,,0,"), std::string::npos) << "strict: 1.5 is not > 1.5";
+  EXPECT_NE(csv.find("transition_count,,,Infra error (excluded),Sanitize timeout,,1,"), std::string::npos);
+  EXPECT_EQ(csv_field("a,\"b\""), "\"a,\"\"b\"\"\"");
+
+  std::string html = render_html(r);
+  EXPECT_EQ(html.find("<script>document.title"), std::string::npos);
+  EXPECT_EQ(html.find("<img src=x"), std::string::npos);
+  EXPECT_EQ(html.find("</script><script>"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;document.title=&#39;PWNED&#39;&lt;/script&gt;"), std::string::npos);
+  EXPECT_EQ(count(html, "<script"), 2u) << "the JSON data block and our own script, nothing else";
+  EXPECT_NE(html.find("Content-Security-Policy"), std::string::npos);
+  for (const char* fetch : {"src=\"http", "href=\"http", "src=http", "url(http", "@import"})
+    EXPECT_EQ(html.find(fetch), std::string::npos) << "nothing to fetch: " << fetch;
+  EXPECT_NE(html.find("class=\"transition-heatmap\""), std::string::npos);
+  EXPECT_NE(html.find("Early stop: carry-forward"), std::string::npos);
+  EXPECT_EQ(html_escape("<a href='x'>&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
+  EXPECT_EQ(json_for_script({{"k", "</script><!--&"}}), "{\"k\":\"\\u003c/script\\u003e\\u003c!--\\u0026\"}");
+}
+
+namespace {
+
+// An OpenAI-compatible endpoint scripted per trajectory (the run has concurrency 1, so
+// trajectories come one after another) and turn: what a model would answer.
+class ScriptedProvider {
+ public:
+  ScriptedProvider() : m_server(HttpServerOptions{}, [this](const HttpRequest& r) { return handle(r); }) { m_server.start(); }
+  [[nodiscard]] std::string url() const { return "http://" + m_server.address() + "/v1"; }
+
+ private:
+  static std::string kernel(const std::string& marker) {
+    return "```cuda\n#include \"ptxbench_abi.h\"\n// " + marker +
+           " PTXB_FAKE_SECONDS=0.01\nextern \"C\" int ptxb_run(const ptxb_tensor* args, int32_t nargs, cudaStream_t stream) { return 0; }\n```\n";
+  }
+  HttpResponse handle(const HttpRequest& r) {
+    ordered_json body = ordered_json::parse(r.body);
+    int turn = 1;
+    for (const auto& m : body["messages"]) turn += m["role"] == "assistant";
+    int trajectory;
+    {
+      std::lock_guard<std::mutex> lock(m_mutex);
+      if (turn == 1) ++m_started;
+      trajectory = m_started - 1;
+    }
+    // #0: COMPILE_ERROR, then 1.5x (stops early at the 1.2 target). #1: no code, numerical, 0.8x, 1.1x.
+    static const std::vector<std::vector<std::string>> script = {
+        {kernel("PTXB_FAKE_STATUS=COMPILE_ERROR"), kernel("PTXB_FAKE_SPEEDUP=1.5")},
+        {"Let me think first.", kernel("PTXB_FAKE_STATUS=INCORRECT_NUMERICAL"), kernel("PTXB_FAKE_SPEEDUP=0.8"), kernel("PTXB_FAKE_SPEEDUP=1.1")}};
+    const auto& mine = script.at(static_cast<std::size_t>(trajectory) % script.size());
+    std::string text = mine.at(std::min<std::size_t>(static_cast<std::size_t>(turn - 1), mine.size() - 1));
+    ordered_json out = {{"id", "scripted"},
+                        {"object", "chat.completion"},
+                        {"model", "scripted-model"},
+                        {"choices", {{{"index", 0}, {"message", {{"role", "assistant"}, {"content", text}}}, {"finish_reason", "stop"}}}},
+                        {"usage", {{"prompt_tokens", 1000}, {"completion_tokens", 100}, {"total_tokens", 1100}}}};
+    return HttpResponse::json(200, out.dump());
+  }
+  std::mutex m_mutex;
+  int m_started = 0;
+  HttpServer m_server;
+};
+
+}  // namespace
+
+TEST(ReportFromRun, RealAgentRunReportedThroughTheCommandLine) {
+  TempDir dir;
+  ScriptedProvider provider;
+  ordered_json cfg = {{"policy", "model"},
+                      {"model", {{"provider", "openai"}, {"base_url", provider.url()}, {"model", "scripted-model"}, {"api_key_env", ""}, {"max_tokens", 4096}}},
+                      {"definitions", {"gemm_n7168_k5120"}},
+                      {"prompt_tags", {"params"}},
+                      {"trajectories_per_tag", 2},
+                      {"num_turns", 4},
+                      {"target_speedup", 1.2},
+                      {"concurrency", 1},
+                      {"service", "local"}};
+  AgentRunSetup setup;
+  setup.root = PTXBENCH_SOURCE_DIR;
+  setup.store = (dir.path() / "runs.db").string();
+  setup.runs_dir = dir.path() / "runs";
+  setup.ptxbench = executable_dir() / "ptxbench";
+  setup.local_service_args = {"--fake-gpus", "2"};
+  AgentRunResult run = start_run(run_config_from_json(cfg), setup);
+  ASSERT_TRUE(run.complete());
+
+  fs::path csv = dir.path() / "out" / "report.csv", json = dir.path() / "out" / "report.json", html = dir.path() / "out" / "report.html";
+  ProcessSpec spec;
+  spec.argv = {setup.ptxbench.string(), "report", run.run_id, "--store", setup.store, "--csv", csv.string(), "--json", json.string(),
+               "--html", html.string(), "--budgets", "1,4,8"};
+  ProcessResult p = run_process(spec, 120);
+  ASSERT_TRUE(p.status.success()) << p.out.text << p.err.text;
+  // #0: X C (stopped early, carried), #1: E N C(0.8) C(1.1); the fake service affirms the target
+  // instructions on every timed PASSED verdict.
+  EXPECT_NE(p.out.text.find("0.0 / 62.5 / n/a (0.0 / 62.5 / n/a)"), std::string::npos) << p.out.text;
+  EXPECT_NE(p.out.text.find("- / 1.50 / n/a (- / 1.50 / n/a)"), std::string::npos) << p.out.text;
+  EXPECT_NE(p.out.text.find("- / 1.30 / n/a (- / 1.30 / n/a)"), std::string::npos) << "median of 1.5 and 1.1";
+  ordered_json j = ordered_json::parse(read_file(json));
+  ASSERT_EQ(j["groups"].size(), 1u);
+  EXPECT_EQ(j["groups"][0]["model"], "scripted-model");
+  EXPECT_EQ(j["groups"][0]["budgets"][1]["carried_slots"], 2);
+  EXPECT_DOUBLE_EQ(j["groups"][0]["budgets"][1]["turn_correctness_rate"].get<double>(), 0.625);
+  EXPECT_EQ(j["groups"][0]["turn_labels"]["total"]["Extraction error"], 1);
+  EXPECT_EQ(j["groups"][0]["tokens"]["total"]["prompt"], 6 * 1000);
+  EXPECT_NE(read_file(csv).find("fast_p,4,1,,,,1,"), std::string::npos) << "both trajectories beat 1.0 within 4 turns";
+  std::string page = read_file(html);
+  EXPECT_NE(page.find("PTXB_FAKE_SPEEDUP=1.1"), std::string::npos) << "the drill-down holds the candidates";
+  EXPECT_NE(page.find("Let me think first."), std::string::npos) << "and the answer without code";
+
+  ProcessSpec bad = spec;
+  bad.argv = {setup.ptxbench.string(), "report", "no-such-run", "--store", setup.store};
+  ProcessResult b = run_process(bad, 60);
+  EXPECT_EQ(b.status.exit_code, 2);
+  EXPECT_NE(b.err.text.find(run.run_id), std::string::npos) << "the error lists the stored runs: " << b.err.text;
+}

@@ -1,0 +1,223 @@
+// The report's metric functions against hand-computed fixtures (DESIGN §7): no correct turn,
+// early-stop carry-forward, INFRA_ERROR exclusion, missing SASS data, budgets above the turns run,
+// strict > at p equal to a speedup, label mapping, transitions and tokens.
+#include <gtest/gtest.h>
+
+#include "report/metrics.h"
+#include "report/report_format.h"
+
+using namespace ptxbench;
+using namespace ptxbench::report;
+
+namespace {
+
+TurnObs turn(int64_t n, TurnLabel label, std::optional<double> speedup = std::nullopt, bool target = false) {
+  return {n, label, label == TurnLabel::correct, label == TurnLabel::correct && target, speedup};
+}
+
+TrajectoryObs trajectory(std::vector<TurnObs> turns, int64_t budget, bool incomplete = false) {
+  TrajectoryObs t;
+  t.turns = std::move(turns);
+  t.turn_budget = budget;
+  t.incomplete = incomplete;
+  return t;
+}
+
+constexpr auto C = TurnLabel::correct;
+constexpr auto N = TurnLabel::numerical_error;
+constexpr auto X = TurnLabel::compilation_error;
+constexpr auto R = TurnLabel::runtime_error;
+constexpr auto E = TurnLabel::extraction_error;
+constexpr auto I = TurnLabel::infra_error;
+
+}  // namespace
+
+TEST(ReportMetrics, NoCorrectTurnGivesZeroRatesAndNoSpeedups) {
+  std::vector<TrajectoryObs> ts = {trajectory({turn(1, X), turn(2, N), turn(3, R), turn(4, E)}, 4)};
+  BudgetMetrics m = budget_metrics(ts, 4);
+  ASSERT_TRUE(m.measured);
+  EXPECT_EQ(m.slots, 4);
+  EXPECT_EQ(m.correct_slots, 0);
+  EXPECT_DOUBLE_EQ(*m.correctness_rate, 0.0);
+  EXPECT_DOUBLE_EQ(*m.target_rate, 0.0);
+  EXPECT_FALSE(m.max_best);
+  EXPECT_FALSE(m.median_best);
+  EXPECT_EQ(m.with_best, 0);
+  ASSERT_EQ(m.best.size(), 1u);
+  EXPECT_FALSE(m.best[0]);
+  EXPECT_DOUBLE_EQ(fast_p(m.best, 0.0), 0.0) << "counted in the denominator, never above p";
+}
+
+TEST(ReportMetrics, EarlyStopCarriesTheLastVerdictForward) {
+  // A stops early at turn 2 (correct, target, 1.5x). B runs all 8 turns.
+  std::vector<TrajectoryObs> ts = {
+      trajectory({turn(1, X), turn(2, C, 1.5, true)}, 8),
+      trajectory({turn(1, X), turn(2, N), turn(3, C, 0.9), turn(4, C, 1.1, true), turn(5, R), turn(6, N), turn(7, C, 1.3), turn(8, X)}, 8),
+  };
+  BudgetMetrics t1 = budget_metrics(ts, 1), t4 = budget_metrics(ts, 4), t8 = budget_metrics(ts, 8);
+  EXPECT_EQ(t1.slots, 2);
+  EXPECT_DOUBLE_EQ(*t1.correctness_rate, 0.0);
+  EXPECT_EQ(t1.with_best, 0);
+  // T=4: A = X C C* C* (3 correct, 3 target), B = X N C C (2 correct, 1 target): 5/8 and 4/8.
+  EXPECT_EQ(t4.slots, 8);
+  EXPECT_EQ(t4.carried_slots, 2);
+  EXPECT_DOUBLE_EQ(*t4.correctness_rate, 5.0 / 8.0);
+  EXPECT_DOUBLE_EQ(*t4.target_rate, 4.0 / 8.0);
+  EXPECT_DOUBLE_EQ(*t4.max_best, 1.5);
+  EXPECT_DOUBLE_EQ(*t4.median_best, (1.5 + 1.1) / 2);
+  EXPECT_DOUBLE_EQ(*t4.median_best_target, (1.5 + 1.1) / 2);
+  // T=8: A = 7 correct (6 carried), B = 3 correct, 1 target: 10/16 and 8/16.
+  EXPECT_EQ(t8.slots, 16);
+  EXPECT_EQ(t8.carried_slots, 6);
+  EXPECT_DOUBLE_EQ(*t8.correctness_rate, 10.0 / 16.0);
+  EXPECT_DOUBLE_EQ(*t8.target_rate, 8.0 / 16.0);
+  EXPECT_DOUBLE_EQ(*t8.max_best, 1.5);
+  EXPECT_DOUBLE_EQ(*t8.median_best, (1.5 + 1.3) / 2) << "B's best within 8 is its non-target 1.3";
+  EXPECT_DOUBLE_EQ(*t8.max_best_target, 1.5);
+  EXPECT_DOUBLE_EQ(*t8.median_best_target, (1.5 + 1.1) / 2);
+}
+
+TEST(ReportMetrics, FastPIsStrictlyGreaterAndOverAllTrajectories) {
+  std::vector<TrajectoryObs> ts = {
+      trajectory({turn(1, C, 1.3)}, 1),
+      trajectory({turn(1, C, 1.5, true)}, 1),
+      trajectory({turn(1, N)}, 1),
+      trajectory({turn(1, C)}, 1),  // PASSED without a measured speedup: correct, but no best
+  };
+  BudgetMetrics m = budget_metrics(ts, 1);
+  EXPECT_DOUBLE_EQ(*m.correctness_rate, 3.0 / 4.0);
+  EXPECT_EQ(m.with_best, 2);
+  EXPECT_DOUBLE_EQ(fast_p(m.best, 1.3), 1.0 / 4.0) << "1.3 is not > 1.3";
+  EXPECT_DOUBLE_EQ(fast_p(m.best, 1.2999), 2.0 / 4.0);
+  EXPECT_DOUBLE_EQ(fast_p(m.best, 1.5), 0.0);
+  EXPECT_DOUBLE_EQ(fast_p(m.best, 0.0), 2.0 / 4.0);
+  EXPECT_DOUBLE_EQ(fast_p(m.best_target, 1.0), 1.0 / 4.0);
+  EXPECT_DOUBLE_EQ(fast_p(m.best_target, 1.5), 0.0);
+  EXPECT_DOUBLE_EQ(fast_p({}, 0.0), 0.0);
+}
+
+TEST(ReportMetrics, InfraErrorTurnsLeaveNumeratorAndDenominator) {
+  std::vector<TrajectoryObs> ts = {
+      trajectory({turn(1, I), turn(2, X), turn(3, C, 1.2, true), turn(4, I)}, 4),
+      trajectory({turn(1, I), turn(2, I)}, 4, true),  // nothing but INFRA_ERROR: not counted at all
+  };
+  EXPECT_TRUE(counted(ts[0]));
+  EXPECT_FALSE(counted(ts[1]));
+  BudgetMetrics m = budget_metrics(ts, 4);
+  EXPECT_EQ(m.trajectories, 1);
+  EXPECT_EQ(m.slots, 2);
+  EXPECT_EQ(m.infra_slots, 2);
+  EXPECT_DOUBLE_EQ(*m.correctness_rate, 0.5);
+  EXPECT_DOUBLE_EQ(fast_p(m.best, 1.0), 1.0) << "the all-INFRA trajectory is not in the denominator";
+  BudgetMetrics m1 = budget_metrics(ts, 1);
+  EXPECT_EQ(m1.slots, 0);
+  EXPECT_FALSE(m1.correctness_rate) << "no slot left: no rate rather than 0";
+
+  GroupMetrics g = group_metrics(ts, {1, 4});
+  EXPECT_EQ(g.trajectories, 2);
+  EXPECT_EQ(g.counted, 1);
+  EXPECT_EQ(g.labels.total[label_index(I)], 4);
+  EXPECT_EQ(g.labels.total[label_index(C)], 1);
+  ASSERT_EQ(g.labels.per_turn.size(), 4u);
+  EXPECT_EQ(g.labels.per_turn[0][label_index(I)], 2);
+  EXPECT_EQ(g.transitions.counts[label_index(I)][label_index(X)], 1);
+  EXPECT_EQ(g.transitions.counts[label_index(X)][label_index(C)], 1);
+  EXPECT_EQ(g.transitions.counts[label_index(C)][label_index(I)], 1);
+  EXPECT_EQ(g.transitions.counts[label_index(I)][label_index(I)], 1);
+  EXPECT_EQ(g.transitions.total(), 4);
+}
+
+TEST(ReportMetrics, MissingSassDataIsNotTargetInstructionCorrect) {
+  // Correct turns whose verdicts could not affirm the target instructions (target = false).
+  std::vector<TrajectoryObs> ts = {trajectory({turn(1, C, 1.4, false), turn(2, C, 1.6, false)}, 2)};
+  BudgetMetrics m = budget_metrics(ts, 2);
+  EXPECT_DOUBLE_EQ(*m.correctness_rate, 1.0);
+  EXPECT_DOUBLE_EQ(*m.target_rate, 0.0);
+  EXPECT_DOUBLE_EQ(*m.max_best, 1.6);
+  EXPECT_FALSE(m.max_best_target);
+  EXPECT_DOUBLE_EQ(fast_p(m.best_target, 0.0), 0.0);
+  // A target flag on an incorrect turn is ignored.
+  TurnObs odd{1, N, false, true, 2.0};
+  BudgetMetrics o = budget_metrics({trajectory({odd}, 1)}, 1);
+  EXPECT_EQ(o.target_slots, 0);
+  EXPECT_FALSE(o.max_best);
+}
+
+TEST(ReportMetrics, BudgetAboveTheTurnsRunIsNotMeasured) {
+  std::vector<TrajectoryObs> ts = {trajectory({turn(1, X), turn(2, C, 1.1)}, 2)};
+  BudgetMetrics m = budget_metrics(ts, 4);
+  EXPECT_FALSE(m.measured);
+  EXPECT_FALSE(m.correctness_rate);
+  EXPECT_FALSE(m.max_best);
+  EXPECT_TRUE(m.best.empty());
+  GroupMetrics g = group_metrics(ts, {1, 2, 4});
+  EXPECT_EQ(budget_cell(g, budget_tables()[0]), "0.0 / 0.0 / n/a (0.0 / 50.0 / n/a)") << "target first, unrestricted in parentheses";
+  // Stopped early well inside its budget: T=8 is measured, by carry-forward.
+  std::vector<TrajectoryObs> early = {trajectory({turn(1, C, 1.5, true)}, 8)};
+  BudgetMetrics e8 = budget_metrics(early, 8);
+  EXPECT_TRUE(e8.measured);
+  EXPECT_DOUBLE_EQ(*e8.correctness_rate, 1.0);
+  EXPECT_EQ(e8.carried_slots, 7);
+}
+
+TEST(ReportMetrics, IncompleteTrajectoryCarriesForwardToo) {
+  std::vector<TrajectoryObs> ts = {trajectory({turn(1, X), turn(2, N)}, 4, true)};
+  BudgetMetrics m = budget_metrics(ts, 4);
+  EXPECT_EQ(m.slots, 4);
+  EXPECT_EQ(m.carried_slots, 2);
+  EXPECT_DOUBLE_EQ(*m.correctness_rate, 0.0);
+  EXPECT_EQ(group_metrics(ts, {4}).incomplete, 1);
+}
+
+TEST(ReportMetrics, StatusesMapToThePaperLabels) {
+  EXPECT_EQ(label_for("PASSED"), TurnLabel::correct);
+  EXPECT_EQ(label_for("INCORRECT_NUMERICAL"), TurnLabel::numerical_error);
+  EXPECT_EQ(label_for("COMPILE_ERROR"), TurnLabel::compilation_error);
+  EXPECT_EQ(label_for("ABI_ERROR"), TurnLabel::compilation_error);
+  EXPECT_EQ(label_for("RUNTIME_ERROR"), TurnLabel::runtime_error);
+  EXPECT_EQ(label_for("SANITIZER_ERROR"), TurnLabel::runtime_error);
+  EXPECT_EQ(label_for("BANNED_API"), TurnLabel::other);
+  EXPECT_EQ(label_for("TIMING_ANOMALY"), TurnLabel::other);
+  EXPECT_EQ(label_for("SOMETHING_NEW"), TurnLabel::other);
+  EXPECT_EQ(label_for("EXTRACTION_ERROR"), TurnLabel::extraction_error);
+  EXPECT_EQ(label_for("INFRA_ERROR"), TurnLabel::infra_error);
+  EXPECT_EQ(label_for("SERVICE_TIMEOUT"), TurnLabel::service_timeout);
+  EXPECT_EQ(label_for("TIMEOUT"), TurnLabel::kernel_timeout);
+  ordered_json sanitize = {{"status", "TIMEOUT"}, {"stages", {{"sanitize", {{"runs", {{{"timed_out", true}}}}}}}}};
+  EXPECT_EQ(label_for("TIMEOUT", &sanitize), TurnLabel::sanitize_timeout);
+  ordered_json call = {{"status", "TIMEOUT"}, {"message", "a call did not finish within 10 s; the runner was killed"},
+                       {"stages", {{"sanitize", {{"runs", {{{"timed_out", false}}}}, {"passed", true}}}}}};
+  EXPECT_EQ(label_for("TIMEOUT", &call), TurnLabel::kernel_timeout);
+  for (auto l : kAllLabels) EXPECT_FALSE(label_name(l).empty());
+  // Every mapping row names a label that exists.
+  for (const auto& rule : label_mapping()) {
+    bool known = false;
+    for (auto l : kAllLabels) known |= label_name(l) == rule.label;
+    EXPECT_TRUE(known) << rule.label;
+  }
+}
+
+TEST(ReportMetrics, TokensSumPerTrajectoryAndRatiosCompareMeans) {
+  TrajectoryObs a = trajectory({turn(1, X)}, 1), b = a, c = a;
+  a.tokens = {1000, 300, 100, 200};
+  b.tokens = {3000, 500, 0, 1000};
+  c.tokens = {500, 100, 0, 0};
+  TokenSummary ab = token_summary({a, b}), cs = token_summary({c});
+  EXPECT_EQ(ab.total.prompt, 4000);
+  EXPECT_EQ(ab.total.total(), 4800);
+  EXPECT_DOUBLE_EQ(*ab.mean_total, 2400.0);
+  EXPECT_DOUBLE_EQ(*ab.mean_cached, 600.0);
+  TokenRatio r = token_ratio(ab, cs);
+  EXPECT_DOUBLE_EQ(*r.prompt, 2000.0 / 500.0);
+  EXPECT_DOUBLE_EQ(*r.total, 2400.0 / 600.0);
+  EXPECT_FALSE(r.reasoning) << "no ratio over a zero";
+  EXPECT_FALSE(token_summary({}).mean_total);
+}
+
+TEST(ReportMetrics, EveryRuleIsStated) {
+  std::string all;
+  for (const auto& d : metric_definitions()) all += d.text + "\n";
+  for (const char* needle : {"carries its last judged turn's verdict forward", "strictly greater than p", "INFRA_ERROR",
+                             "Missing SASS data", "not measured", "ALL counted trajectories", "median"})
+    EXPECT_NE(all.find(needle), std::string::npos) << needle;
+}
