@@ -109,6 +109,20 @@ JSON
   cp /tmp/agent/runs.db "$OUT/runs.db"
 }
 
+# The main job's agent run (configs/expert_quick.json: every definition, one turn), then its report.
+section_mainjob() {
+  local sp
+  sp=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(list(nvidia.cudnn.__path__)[0]))' 2>/dev/null)
+  [ -n "$sp" ] && export LD_LIBRARY_PATH=$sp/cudnn/lib:$sp/cuda_nvrtc/lib:$LD_LIBRARY_PATH
+  log "main job: expert policy over every definition (${MAIN_CONFIG:-configs/expert_quick.json})"
+  local start=$(date +%s)
+  timeout -s KILL ${MAIN_LIMIT_S:-300} "$BIN/ptxbench" run --config "${MAIN_CONFIG:-configs/expert_quick.json}" \
+    --store /tmp/main/runs.db --runs-dir /tmp/main/runs --local-service-arg=--workers-per-gpu=4 > "$OUT/main.log" 2>&1
+  log "main job run: exit $?, $(( $(date +%s) - start )) s wall"
+  tail -12 "$OUT/main.log"
+  cp /tmp/main/runs.db "$OUT/main_runs.db"
+}
+
 section_load() {
   log "service load (scripts/service_load.sh)"
   OUT="$OUT" PTXBENCH_BIN="$BIN" timeout -s KILL ${LOAD_LIMIT_S:-420} bash scripts/service_load.sh
