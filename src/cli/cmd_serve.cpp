@@ -50,6 +50,9 @@ int serve(const ServeArgs& a) {
   pool_config.db = db;
   pool_config.lease_s = a.lease;
   pool_config.workers_per_gpu = a.workers_per_gpu;
+  // Workers sharing a GPU share its memory budget for cached workload states.
+  pool_config.worker_args.insert(pool_config.worker_args.end(),
+                                 {"--state-budget-fraction", std::to_string(0.5 / std::max(1, a.workers_per_gpu))});
   if (a.sanitize_timeout > 0) pool_config.worker_args.insert(pool_config.worker_args.end(), {"--sanitize-timeout", std::to_string(a.sanitize_timeout)});
   if (a.call_timeout > 0) pool_config.worker_args.insert(pool_config.worker_args.end(), {"--call-timeout", std::to_string(a.call_timeout)});
   if (a.fake_gpus > 0) {
@@ -97,7 +100,7 @@ int serve(const ServeArgs& a) {
 
 struct WorkerArgs {
   std::string db, name, gpu_lock;
-  double sanitize_timeout = 0, call_timeout = 0;
+  double sanitize_timeout = 0, call_timeout = 0, state_budget_fraction = 0.5;
   int device = 0;
   double lease = 120;
   int64_t max_attempts = 3;
@@ -116,6 +119,7 @@ int worker(const WorkerArgs& a) {
     base.gpu_lock = a.gpu_lock;
     if (a.sanitize_timeout > 0) base.sanitize_timeout_s = a.sanitize_timeout;
     if (a.call_timeout > 0) base.call_timeout_s = a.call_timeout;
+    base.state_budget_fraction = a.state_budget_fraction;
     backend = make_gpu_backend(catalog, base);
   }
   WorkerConfig config;
@@ -157,6 +161,9 @@ void register_serve(CLI::App& app, Action& action) {
   worker_cmd->add_option("--gpu-lock", w.gpu_lock, "lock file shared with the other workers of this GPU");
   worker_cmd->add_option("--sanitize-timeout", w.sanitize_timeout, "seconds per compute-sanitizer run");
   worker_cmd->add_option("--call-timeout", w.call_timeout, "seconds per correctness call");
+  worker_cmd->add_option("--state-budget-fraction", w.state_budget_fraction,
+                         "share of the GPU's memory that cached workload states may hold")
+      ->check(CLI::Range(0.01, 1.0));
   worker_cmd->callback([&action] { action = [] { return worker(w); }; });
 }
 

@@ -16,7 +16,8 @@ ordered_json EvalOptions::to_json() const {
           {"call_timeout_s", call_timeout_s},
           {"trial_timeout_s", trial_timeout_s},
           {"compile_timeout_s", compile.timeout_s},
-          {"shared_gpu", !gpu_lock.empty()}};
+          {"shared_gpu", !gpu_lock.empty()},
+          {"state_budget_fraction", state_budget_fraction}};
 }
 
 }  // namespace ptxbench

@@ -33,6 +33,9 @@ struct EvalOptions {
   fs::path scratch_root;    ///< empty: cache_root()/scratch (never under /tmp: see docs/sandbox.md)
   std::string runner_path;  ///< empty: ptxbench-runner beside this executable
   std::string gpu_lock;     ///< lock file shared by the workers of this GPU (worker/gpu_lock.h); empty: none
+  /// Cached workload states (inputs, references, baselines) may hold this share of the GPU's
+  /// memory; least recently used ones are dropped beyond it (worker/state_budget.h).
+  double state_budget_fraction = 0.5;
 
   [[nodiscard]] ordered_json to_json() const;
 };

@@ -95,8 +95,25 @@ Evaluator::Evaluator(const Catalog& catalog, EvalOptions options)
 
 Evaluator::~Evaluator() = default;
 
+namespace {
+// Device memory a workload state holds: inputs, candidate outputs, fp32 references, baseline
+// outputs, plus an allowance for the operator's and the baseline's scratch (attention: ~1.4 GiB).
+uint64_t state_bytes(const ResolvedWorkload& w) {
+  uint64_t bytes = uint64_t{3} << 29;
+  for (const auto& t : w.tensors)
+    bytes += t.is_output ? 2 * t.bytes() + 4 * static_cast<uint64_t>(t.numel()) : t.bytes();
+  return bytes;
+}
+}  // namespace
+
 WorkloadState& Evaluator::state_for(const ResolvedWorkload& w) {
   std::string key = w.definition->name + "/" + w.workload.uuid;
+  if (!m_budget) {
+    size_t free_b = 0, total_b = 0;
+    PTXB_CUDA_CALL(cudaMemGetInfo(&free_b, &total_b));
+    m_budget = std::make_unique<StateBudget>(static_cast<uint64_t>(m_options.state_budget_fraction * static_cast<double>(total_b)));
+  }
+  for (const auto& victim : m_budget->admit(key, state_bytes(w))) m_states.erase(victim);
   auto it = m_states.find(key);
   if (it != m_states.end()) return *it->second;
   auto state = std::make_unique<WorkloadState>(w, make_operator(w.definition->op_type));

@@ -17,6 +17,7 @@
 #include "timing/timing_policy.h"
 #include "verdict/correctness.h"
 #include "verdict/verdict.h"
+#include "worker/state_budget.h"
 #include "worker/workload_state.h"
 
 namespace ptxbench {
@@ -53,6 +54,7 @@ class Evaluator {
   EvalOptions m_options;
   Compiler m_compiler;
   std::map<std::string, std::unique_ptr<WorkloadState>> m_states;
+  std::unique_ptr<StateBudget> m_budget;
   std::unique_ptr<L2Flusher> m_flusher;
   std::unique_ptr<ActivityRecorder> m_recorder;
 };
