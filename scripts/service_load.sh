@@ -4,6 +4,8 @@
 # killed with SIGKILL after RESTART_AT verdicts and started again on the same queue. Every verdict
 # must be the expected one; nothing lost or duplicated. Logs and the summary go to $OUT.
 #   COUNT=200 CLIENTS=8 WORKERS_PER_GPU=4 RESTART_AT=60 TRIALS=1 scripts/service_load.sh
+# Multi-GPU (issue 8): GPUS=N uses the first N GPUs; KILL_WORKER_AT=K kills the workers of the
+# last GPU with SIGKILL after K verdicts (their tasks must be re-run elsewhere, the others go on).
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -13,6 +15,7 @@ COUNT=${COUNT:-200}
 CLIENTS=${CLIENTS:-8}
 WORKERS_PER_GPU=${WORKERS_PER_GPU:-4}
 RESTART_AT=${RESTART_AT:-60}
+KILL_WORKER_AT=${KILL_WORKER_AT:-0}
 TRIALS=${TRIALS:-1}
 GPUS=${GPUS:-auto}
 PORT=${PORT:-18742}
@@ -54,6 +57,15 @@ http_get "$url/v1/health" "$OUT/health_start.json"
 "$BIN/ptxbench" suite load $SUITES --service "$url" --count "$COUNT" --clients "$CLIENTS" --trials "$TRIALS" \
   --outage 120 --timeout 900 --out "$OUT/load.jsonl" > "$OUT/load.log" 2>&1 &
 load_pid=$!
+verdicts() { grep -cE '^\[load\] +[0-9]+/' "$OUT/load.log"; }
+if [ "$KILL_WORKER_AT" -gt 0 ]; then
+  while kill -0 $load_pid 2>/dev/null && [ "$(verdicts)" -lt "$KILL_WORKER_AT" ]; do sleep 0.2; done
+  if [ "$GPUS" != auto ]; then n=$GPUS; elif [ -n "${FAKE_GPUS:-}" ]; then n=$FAKE_GPUS; else n=$(nvidia-smi -L | wc -l); fi
+  last=$(( n - 1 ))
+  pids=$(pgrep -f "ptxbench worker .*--device $last( |\$)" | tr '\n' ' ')
+  echo "== $(date -u +%T) kill -9 of GPU $last's workers ($pids) after $(verdicts) verdicts" | tee -a "$serve_log" "$OUT/load.log"
+  [ -n "$pids" ] && kill -9 $pids
+fi
 if [ "$RESTART_AT" -gt 0 ]; then
   while kill -0 $load_pid 2>/dev/null && [ "$(grep -cE '^\[load\] +[0-9]+/' "$OUT/load.log")" -lt "$RESTART_AT" ]; do sleep 0.2; done
   echo "== $(date -u +%T) kill -9 of the service (pid $serve_pid) after $(grep -cE '^\[load\] +[0-9]+/' "$OUT/load.log") verdicts" | tee -a "$serve_log" "$OUT/load.log"
