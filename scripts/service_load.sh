@@ -51,11 +51,12 @@ start_service() {
   echo "service did not become healthy"; return 1
 }
 
+: > "$OUT/load.log"  # the driver appends (O_APPEND), so the script's own lines stay in order
 echo "== $(date -u +%T) start: $COUNT submissions, $CLIENTS clients, $WORKERS_PER_GPU workers/GPU, gpus=$GPUS" | tee -a "$serve_log"
 start_service
 http_get "$url/v1/health" "$OUT/health_start.json"
 "$BIN/ptxbench" suite load $SUITES --service "$url" --count "$COUNT" --clients "$CLIENTS" --trials "$TRIALS" \
-  --outage 120 --timeout 900 --out "$OUT/load.jsonl" > "$OUT/load.log" 2>&1 &
+  --outage 120 --timeout 900 --out "$OUT/load.jsonl" >> "$OUT/load.log" 2>&1 &
 load_pid=$!
 verdicts() { grep -cE '^\[load\] +[0-9]+/' "$OUT/load.log"; }
 if [ "$KILL_WORKER_AT" -gt 0 ]; then
