@@ -1,0 +1,55 @@
+// The run's progress display: plain lines (logs, CI) and the redrawn block on a terminal.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "agent/progress.h"
+
+using namespace ptxbench;
+
+namespace {
+std::string contents(std::FILE* f) {
+  std::fflush(f);
+  std::rewind(f);
+  std::string out;
+  char buf[4096];
+  for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) out.append(buf, n);
+  return out;
+}
+}  // namespace
+
+TEST(ProgressDisplay, PlainLinesNameTheTrajectoryTurnVerdictAndTotals) {
+  std::FILE* f = std::tmpfile();
+  ProgressDisplay p({{1, "gemm/contract#0"}, {2, "gemm/params#0"}}, false, f);
+  p.on_event({1, 1, "model", "", 0});
+  p.on_event({1, 1, "answered", "stop", 1500});
+  p.on_event({1, 1, "extract", "EXTRACTION_ERROR", 0});
+  p.on_event({2, 1, "verdict", "PASSED", 0});
+  p.on_event({2, 1, "done", "PASSED with speedup 1.3 >= target 1.2", 0});
+  p.finish();
+  std::string out = contents(f);
+  std::fclose(f);
+  EXPECT_EQ(out.find("model"), std::string::npos) << "phases without news print nothing";
+  EXPECT_NE(out.find("[run] gemm/contract#0 turn 1: EXTRACTION_ERROR\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("[run] gemm/params#0 turn 1: PASSED\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("[run] gemm/params#0 done: PASSED with speedup 1.3"), std::string::npos) << out;
+  EXPECT_NE(out.find("trajectories 1/2 done, 2 turns evaluated, 1 PASSED, 1500 tokens"), std::string::npos) << out;
+}
+
+TEST(ProgressDisplay, TerminalRedrawsOneLinePerTrajectoryInFlight) {
+  std::FILE* f = std::tmpfile();
+  ProgressDisplay p({{1, "fwd/contract#0"}, {2, "bwd/contract#0"}}, true, f);
+  p.on_event({1, 2, "evaluate", "", 0});
+  p.on_event({2, 1, "done", "turn budget", 0});  // forces a redraw
+  p.finish();
+  std::string out = contents(f);
+  std::fclose(f);
+  EXPECT_NE(out.find("\x1b[2K  fwd/contract#0"), std::string::npos) << "in flight: drawn";
+  EXPECT_NE(out.find("evaluate"), std::string::npos);
+  EXPECT_NE(out.find("\x1b["), std::string::npos) << "cursor movement to redraw in place";
+  EXPECT_NE(out.find("trajectories 1/2 done"), std::string::npos);
+  // A finished trajectory leaves the block; the last draw lists only the one in flight.
+  std::string last = out.substr(out.rfind("\x1b[2F") == std::string::npos ? 0 : out.rfind("\x1b[2F"));
+  EXPECT_EQ(last.find("bwd/contract#0"), std::string::npos) << last;
+}
