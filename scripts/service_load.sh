@@ -68,8 +68,8 @@ if [ "$KILL_WORKER_AT" -gt 0 ]; then
   [ -n "$pids" ] && kill -9 $pids
 fi
 if [ "$RESTART_AT" -gt 0 ]; then
-  while kill -0 $load_pid 2>/dev/null && [ "$(grep -cE '^\[load\] +[0-9]+/' "$OUT/load.log")" -lt "$RESTART_AT" ]; do sleep 0.2; done
-  echo "== $(date -u +%T) kill -9 of the service (pid $serve_pid) after $(grep -cE '^\[load\] +[0-9]+/' "$OUT/load.log") verdicts" | tee -a "$serve_log" "$OUT/load.log"
+  while kill -0 $load_pid 2>/dev/null && [ "$(verdicts)" -lt "$RESTART_AT" ]; do sleep 0.2; done
+  echo "== $(date -u +%T) kill -9 of the service (pid $serve_pid) after $(verdicts) verdicts" | tee -a "$serve_log" "$OUT/load.log"
   kill -9 $serve_pid
   sleep 2
   start_service

@@ -1,5 +1,6 @@
 #include "agent/policy.h"
 
+#include <map>
 #include <mutex>
 
 #include "common/error.h"
@@ -42,7 +43,7 @@ class ExpertPolicy final : public Policy {
   explicit ExpertPolicy(fs::path root) : m_root(std::move(root)) {}
   [[nodiscard]] std::string name() const override { return "expert"; }
   PolicyAnswer answer(const PolicyRequest& r) override {
-    ExpertSource e = find_expert_source(m_root, r.key->definition);
+    ExpertSource e = source_for(r.key->definition);
     PolicyAnswer a;
     a.text = "The bundled reference kernel for " + r.key->definition + " (" + e.origin + ").\n\n```cuda\n" + e.source +
              (e.source.empty() || e.source.back() == '\n' ? "" : "\n") + "```\n";
@@ -53,7 +54,16 @@ class ExpertPolicy final : public Policy {
   }
 
  private:
+  // Looked up once per definition (it may read every suite under tests/fixtures).
+  ExpertSource source_for(const std::string& definition) {
+    std::lock_guard<std::mutex> lock(m_mutex);
+    auto it = m_sources.find(definition);
+    if (it == m_sources.end()) it = m_sources.emplace(definition, find_expert_source(m_root, definition)).first;
+    return it->second;
+  }
   fs::path m_root;
+  std::mutex m_mutex;
+  std::map<std::string, ExpertSource> m_sources;
 };
 
 class ReplayPolicy final : public Policy {

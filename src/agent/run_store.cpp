@@ -1,5 +1,7 @@
 #include "agent/run_store.h"
 
+#include "common/clock.h"
+
 #include <algorithm>
 #include <chrono>
 #include <ctime>
@@ -102,9 +104,7 @@ const std::vector<std::vector<const char*>> kMigrations = {
 };
 static_assert(RunStore::kSchemaVersion == 1, "add a migration to kMigrations with the new version");
 
-double now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
+double now() { return epoch_seconds(); }
 
 std::string new_run_id() {
   static thread_local std::mt19937_64 rng(std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32));

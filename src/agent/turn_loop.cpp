@@ -26,6 +26,16 @@ std::vector<StoredMessage> TrajectoryRunner::shape_context(const std::vector<Sto
   return latest;
 }
 
+namespace {
+// The service request for a turn's candidate.
+ordered_json evaluation_request(const TrajectoryKey& key, const std::string& source, const RunConfig& config) {
+  ordered_json body = {{"definition", key.definition}, {"source", source}};
+  if (!key.workload_uuid.empty()) body["workload"] = key.workload_uuid;
+  if (!config.eval_options.empty()) body["options"] = config.eval_options;
+  return body;
+}
+}  // namespace
+
 void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&)>& on_event) {
   auto emit = [&](int64_t turn, const std::string& phase, const std::string& detail = "", int64_t tokens = 0) {
     if (on_event) on_event({id, turn, phase, detail, tokens});
@@ -84,9 +94,7 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
       }
       case NextAction::submit_evaluation: {
         emit(turn, "evaluate");
-        ordered_json body = {{"definition", key.definition}, {"source", *rp.last->candidate_source}};
-        if (!key.workload_uuid.empty()) body["workload"] = key.workload_uuid;
-        if (!m_config.eval_options.empty()) body["options"] = m_config.eval_options;
+        ordered_json body = evaluation_request(key, *rp.last->candidate_source, m_config);
         // The key names the turn: a run killed between the submission and record_submission
         // gets the same task back when it resumes.
         std::string idem = m_run_id + ":" + std::to_string(id) + ":" + std::to_string(turn);
@@ -102,9 +110,7 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
           // An unknown task (expired from the service's queue, a new queue): submit it again.
           HttpResult probe = m_service.request("GET", "/v1/evaluations/" + task, "", 30);
           if (probe.status != 404) throw;
-          ordered_json body = {{"definition", key.definition}, {"source", *rp.last->candidate_source}};
-          if (!key.workload_uuid.empty()) body["workload"] = key.workload_uuid;
-          if (!m_config.eval_options.empty()) body["options"] = m_config.eval_options;
+          ordered_json body = evaluation_request(key, *rp.last->candidate_source, m_config);
           std::string idem = m_run_id + ":" + std::to_string(id) + ":" + std::to_string(turn) + ":" +
                              std::to_string(rp.last->submissions + 1);
           m_store.record_resubmission(id, turn, task, m_service.submit(body, idem));

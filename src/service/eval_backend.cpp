@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "common/clock.h"
 #include "verdict/verdict.h"
 #include "worker/gpu_lock.h"
 
@@ -53,18 +54,17 @@ ordered_json FakeEvalBackend::evaluate(const EvalRequest& r) {
   double work_s = seconds.empty() ? 0.05 : std::stod(seconds);
   GpuLock lock(m_gpu_lock);
   ordered_json holds = ordered_json::object();
-  auto now = [] { return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count(); };
   {
     GpuLock::Hold shared = lock.acquire(GpuLock::Mode::shared);
-    double t0 = now();
+    double t0 = epoch_seconds();
     std::this_thread::sleep_for(std::chrono::duration<double>(lock.enabled() ? work_s * 0.8 : work_s));
-    holds["shared"] = {t0, now()};
+    holds["shared"] = {t0, epoch_seconds()};
   }
   if (lock.enabled()) {
     GpuLock::Hold exclusive = lock.acquire(GpuLock::Mode::exclusive);
-    double t0 = now();
+    double t0 = epoch_seconds();
     std::this_thread::sleep_for(std::chrono::duration<double>(work_s * 0.2));
-    holds["exclusive"] = {t0, now()};
+    holds["exclusive"] = {t0, epoch_seconds()};
   }
   Verdict v;
   v.status = parse_status(status.empty() ? "PASSED" : status).value_or(Status::INFRA_ERROR);

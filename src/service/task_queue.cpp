@@ -3,6 +3,7 @@
 #include <chrono>
 #include <random>
 
+#include "common/clock.h"
 #include "common/error.h"
 
 namespace ptxbench {
@@ -55,7 +56,7 @@ std::string to_string(TaskState s) {
 }
 
 double TaskQueue::now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  return epoch_seconds();
 }
 
 TaskQueue::TaskQueue(const std::string& path) : m_db(path) {

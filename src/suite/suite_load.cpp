@@ -9,16 +9,13 @@
 #include <set>
 #include <thread>
 
+#include "common/clock.h"
 #include "common/error.h"
 #include "common/stats.h"
 #include "service/service_client.h"
 
 namespace ptxbench {
 namespace {
-
-double epoch_now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
 
 // Retries `f` while the service cannot be reached (connection refused during a restart, a 5xx),
 // for up to `outage_s`; a 4xx (InputError) is the request's fault and is not retried.
@@ -71,7 +68,7 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
                     const std::function<void(const LoadRecord&, int done)>& progress) {
   if (o.count <= 0 || o.clients <= 0) throw InputError("load", "count and clients must be positive");
   std::vector<int> schedule = load_schedule(cases.size(), o.count, o.shuffle_seed);
-  std::string prefix = o.key_prefix.empty() ? "load-" + std::to_string(static_cast<long long>(epoch_now() * 1000)) : o.key_prefix;
+  std::string prefix = o.key_prefix.empty() ? "load-" + std::to_string(static_cast<long long>(epoch_seconds() * 1000)) : o.key_prefix;
   LoadReport report;
   report.records.resize(static_cast<std::size_t>(o.count));
   std::atomic<int> next{0};
@@ -94,7 +91,7 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
       if (!o.workload.empty()) body["workload"] = o.workload;
       if (!o.options.empty()) body["options"] = o.options;
       try {
-        r.submitted_at = epoch_now();
+        r.submitted_at = epoch_seconds();
         r.id = with_outage_retry(o.outage_s, r.submit_tries,
                                  [&] { return service.submit(body, prefix + "-" + std::to_string(i)); });
         auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
@@ -109,7 +106,7 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
           task = with_outage_retry(o.outage_s, polls, [&] { return service.get(r.id, std::min(left, 30.0)); });
           if (task.value("state", "") == "done") break;
         }
-        r.done_at = epoch_now();
+        r.done_at = epoch_seconds();
         if (!r.lost) {
           r.status = task.value("status", "");
           r.attempts = static_cast<int>(task.value("attempts", 0));

@@ -201,9 +201,9 @@ Verdict Evaluator::run_stages(Context& c) {
     write_file_atomic(c.spec_file, ordered_json{{"tensors", specs}}.dump());
     // Untimed stages share the GPU with other workers' untimed stages; timing has it alone.
     // Each stage's wall time goes into its section (where the service's time goes).
-    auto timed = [&c](const char* name, bool (Evaluator::*stage)(Context&), Evaluator* self) {
+    auto timed = [this, &c](const char* name, bool (Evaluator::*stage)(Context&)) {
       auto t0 = std::chrono::steady_clock::now();
-      bool passed = (self->*stage)(c);
+      bool passed = (this->*stage)(c);
       if (c.v.stages.contains(name) && c.v.stages[name].is_object())
         c.v.stages[name]["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       return passed;
@@ -218,7 +218,7 @@ Verdict Evaluator::run_stages(Context& c) {
       if (stage == &Evaluator::stage_runtime_sass) profiler = profiler_lock.acquire(GpuLock::Mode::exclusive);
       GpuLock::Hold shared = gpu_lock.acquire(GpuLock::Mode::shared);
       if (!c.state) c.state = &state_for(c.workload);
-      return timed(name, stage, this);
+      return timed(name, stage);
     };
     bool ok = untimed("sanitize", &Evaluator::stage_sanitize) && untimed("correctness", &Evaluator::stage_correctness) &&
               untimed("runtime_sass", &Evaluator::stage_runtime_sass);
@@ -226,7 +226,7 @@ Verdict Evaluator::run_stages(Context& c) {
       auto wait_start = std::chrono::steady_clock::now();
       GpuLock::Hold exclusive = gpu_lock.acquire(GpuLock::Mode::exclusive);
       double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
-      ok = timed("timing", &Evaluator::stage_timing, this);
+      ok = timed("timing", &Evaluator::stage_timing);
       if (gpu_lock.enabled() && c.v.stages.contains("timing")) c.v.stages["timing"]["gpu_lock_wait_s"] = waited;
     }
     if (c.session) {
