@@ -65,6 +65,16 @@ PTXBENCH_TEST_OUT=/tmp/verdicts timeout -s KILL 420 "$BIN/ptxbench_gpu_tests" --
 tar czf "$OUT/verdicts.tgz" -C /tmp verdicts
 }
 
+# Runtime SASS counts through CUPTI in the runner (the default) against ncu, on the same inputs;
+# then the whole GEMM fixture suite with the default tool.
+section_sass() {
+  log "CUPTI SASS metrics offered here"
+  "$BIN/ptxbench-runner" sass-metrics > "$OUT/sass_metrics.txt" 2>&1; grep -E "^smsp__sass_(inst_executed|thread_inst_executed)" "$OUT/sass_metrics.txt"
+  log "CUPTI counts vs ncu counts, then the GEMM fixture suite"
+  timeout -s KILL ${SASS_LIMIT_S:-240} "$BIN/ptxbench_gpu_tests" --gtest_filter='RuntimeSassTools.*:FixtureVerdicts.EveryFixture*' 2>&1 \
+    | tee "$OUT/sass_tests.log" | grep -E "^\[runtime_sass\]|^\[fixture\]|OK \]|FAILED|Failure|Expected|Which is|actual|PASSED"
+}
+
 # The runner's read-only filesystem view, required (not best effort): compute-sanitizer and ncu
 # must work inside it.
 section_sandbox() {

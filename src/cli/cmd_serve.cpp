@@ -38,6 +38,7 @@ struct ServeArgs {
   int fake_gpus = 0, workers_per_gpu = 1;
   double lease = 120, retention_hours = 24 * 7;
   double sanitize_timeout = 0, call_timeout = 0;  // 0: the evaluator's defaults
+  std::string sass_tool = "cupti";
   int threads = 64;
 };
 
@@ -55,6 +56,7 @@ int serve(const ServeArgs& a) {
                                  {"--state-budget-fraction", std::to_string(0.5 / std::max(1, a.workers_per_gpu))});
   if (a.sanitize_timeout > 0) pool_config.worker_args.insert(pool_config.worker_args.end(), {"--sanitize-timeout", std::to_string(a.sanitize_timeout)});
   if (a.call_timeout > 0) pool_config.worker_args.insert(pool_config.worker_args.end(), {"--call-timeout", std::to_string(a.call_timeout)});
+  pool_config.worker_args.insert(pool_config.worker_args.end(), {"--sass-tool", a.sass_tool});
   if (a.fake_gpus > 0) {
     pool_config.fake = true;
     for (int d = 0; d < a.fake_gpus; ++d) pool_config.devices.push_back(d);
@@ -101,6 +103,7 @@ int serve(const ServeArgs& a) {
 struct WorkerArgs {
   std::string db, name, gpu_lock;
   double sanitize_timeout = 0, call_timeout = 0, state_budget_fraction = 0.5;
+  std::string sass_tool = "cupti";
   int device = 0;
   double lease = 120;
   int64_t max_attempts = 3;
@@ -120,6 +123,7 @@ int worker(const WorkerArgs& a) {
     if (a.sanitize_timeout > 0) base.sanitize_timeout_s = a.sanitize_timeout;
     if (a.call_timeout > 0) base.call_timeout_s = a.call_timeout;
     base.state_budget_fraction = a.state_budget_fraction;
+    base.sass_tool = a.sass_tool;
     backend = make_gpu_backend(catalog, base);
   }
   WorkerConfig config;
@@ -148,6 +152,8 @@ void register_serve(CLI::App& app, Action& action) {
       ->check(CLI::Range(1, 16));
   serve_cmd->add_option("--sanitize-timeout", s.sanitize_timeout, "seconds per compute-sanitizer run (default 120)");
   serve_cmd->add_option("--call-timeout", s.call_timeout, "seconds per correctness call (default 30)");
+  serve_cmd->add_option("--sass-tool", s.sass_tool, "runtime SASS counts through cupti (default) or ncu")
+      ->check(CLI::IsMember({"cupti", "ncu"}));
   serve_cmd->callback([&action] { action = [] { return serve(s); }; });
 
   static WorkerArgs w;
@@ -161,6 +167,8 @@ void register_serve(CLI::App& app, Action& action) {
   worker_cmd->add_option("--gpu-lock", w.gpu_lock, "lock file shared with the other workers of this GPU");
   worker_cmd->add_option("--sanitize-timeout", w.sanitize_timeout, "seconds per compute-sanitizer run");
   worker_cmd->add_option("--call-timeout", w.call_timeout, "seconds per correctness call");
+  worker_cmd->add_option("--sass-tool", w.sass_tool, "runtime SASS counts through cupti or ncu")
+      ->check(CLI::IsMember({"cupti", "ncu"}));
   worker_cmd->add_option("--state-budget-fraction", w.state_budget_fraction,
                          "share of the GPU's memory that cached workload states may hold")
       ->check(CLI::Range(0.01, 1.0));

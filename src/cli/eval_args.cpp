@@ -30,6 +30,8 @@ void add_eval_options(CLI::App* cmd, EvalArgs& a) {
   cmd->add_flag("--no-sanitize", a.no_sanitize, "skip compute-sanitizer (recorded in the verdict)");
   cmd->add_flag("--no-profile", a.no_profile, "skip runtime SASS counts (no target-instruction verdict)");
   cmd->add_flag("--no-time", a.no_time, "skip timing");
+  cmd->add_option("--sass-tool", a.sass_tool, "runtime SASS counts through cupti (default, in the runner) or ncu")
+      ->check(CLI::IsMember({"cupti", "ncu"}));
   cmd->add_option("--sanitize-timeout", a.sanitize_timeout, "seconds per compute-sanitizer run (default 120)");
   cmd->add_option("--call-timeout", a.call_timeout, "seconds per correctness call (default 30)");
 }
@@ -41,6 +43,7 @@ EvalOptions to_eval_options(const EvalArgs& a) {
   if (a.trials > 0) o.correctness_trials = o.timing.trials = a.trials;
   o.sanitize = !a.no_sanitize;
   o.profile = !a.no_profile;
+  o.sass_tool = a.sass_tool;
   o.measure_time = !a.no_time;
   if (a.sanitize_timeout > 0) o.sanitize_timeout_s = a.sanitize_timeout;
   if (a.call_timeout > 0) o.call_timeout_s = a.call_timeout;

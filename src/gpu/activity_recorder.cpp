@@ -7,17 +7,7 @@
 #include <mutex>
 
 #include "common/error.h"
-
-#define PTXB_CUPTI_CALL(expr)                                                                    \
-  do {                                                                                           \
-    CUptiResult ptxb_status_ = (expr);                                                           \
-    if (ptxb_status_ != CUPTI_SUCCESS) {                                                         \
-      const char* ptxb_text_ = nullptr;                                                          \
-      cuptiGetResultString(ptxb_status_, &ptxb_text_);                                           \
-      ::ptxbench::detail::throw_call_error("CUPTI", ptxb_status_, ptxb_text_ ? ptxb_text_ : "?", \
-                                           #expr, __FILE__, __LINE__);                           \
-    }                                                                                            \
-  } while (0)
+#include "gpu/cupti_call.h"
 
 namespace ptxbench {
 namespace {

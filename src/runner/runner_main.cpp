@@ -2,8 +2,10 @@
 // code lives only here; the worker that started us keeps the reference outputs.
 //
 //   ptxbench-runner serve --control-fd 3 [--device N]     JSON-lines session driven by the worker
-//   ptxbench-runner once --library L --spec S [--seed N] [--calls C] [--device N]
-//                                                          standalone run (under compute-sanitizer / ncu)
+//   ptxbench-runner once --library L --spec S [--seed N] [--calls C] [--device N] [--sass-counts F]
+//                                                          standalone run (under compute-sanitizer / ncu,
+//                                                          or counting SASS through CUPTI into F)
+//   ptxbench-runner sass-metrics [--device N]              the SASS metrics CUPTI offers here
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <memory>
@@ -13,10 +15,12 @@
 #include "gpu/cuda_call.h"
 #include "gpu/device_buffer.h"
 #include "gpu/random_fill.h"
+#include "gpu/sass_patching.h"
 #include "gpu/trial_timer.h"
 #include "ops/operator.h"
 #include "runner/candidate_library.h"
 #include "common/control_channel.h"
+#include "runner/runner_exit.h"
 #include "runner/tensor_wire.h"
 
 namespace ptxbench {
@@ -128,8 +132,12 @@ int serve(int fd, int device) {
   }
 }
 
-int once(const std::string& library, const std::string& spec_path, uint64_t seed, int calls, int device) {
+int once(const std::string& library, const std::string& spec_path, uint64_t seed, int calls, int device,
+         const std::string& sass_counts) {
   try {
+    // CUPTI's profiler must be set up before the process's first kernel.
+    std::unique_ptr<SassPatching> patching;
+    if (!sass_counts.empty()) patching = std::make_unique<SassPatching>(device);
     PTXB_CUDA_CALL(cudaSetDevice(device));
     auto specs = tensor_specs_from_json(ordered_json::parse(read_file(spec_path)).at("tensors"));
     Session s;
@@ -143,14 +151,29 @@ int once(const std::string& library, const std::string& spec_path, uint64_t seed
       s.add_tensor(p, spec);
     }
     PTXB_CUDA_CALL(cudaStreamSynchronize(s.stream));
+    if (patching) patching->start();  // only the candidate's calls are counted, not the fills
     for (int i = 0; i < calls; ++i) run_checked_call(s.target(), s.stream);
+    if (patching) {
+      PTXB_CUDA_CALL(cudaDeviceSynchronize());
+      write_file_atomic(sass_counts, to_json(patching->stop()).dump());
+    }
     return 0;
   } catch (const CallFailure& e) {
     std::fprintf(stderr, "ptxbench-runner: candidate call failed: %s\n", e.what());
-    return 10;
+    return kRunnerCallFailedExit;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "ptxbench-runner: %s\n", e.what());
-    return 12;
+    return kRunnerSetupFailedExit;
+  }
+}
+
+int list_sass_metrics(int device) {
+  try {
+    for (const auto& line : SassPatching::metric_names(device)) std::printf("%s\n", line.c_str());
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ptxbench-runner: %s\n", e.what());
+    return kRunnerSetupFailedExit;
   }
 }
 
@@ -174,7 +197,12 @@ int main(int argc, char** argv) {
   once->add_option("--seed", seed, "input seed");
   once->add_option("--calls", calls, "number of calls");
   once->add_option("--device", device, "CUDA device index");
+  std::string sass_counts;
+  once->add_option("--sass-counts", sass_counts, "count executed SASS per instruction (CUPTI) into this JSON file");
+  auto* metrics = app.add_subcommand("sass-metrics", "list the SASS metrics CUPTI offers on this GPU");
+  metrics->add_option("--device", device, "CUDA device index");
   CLI11_PARSE(app, argc, argv);
   if (*serve) return ptxbench::serve(control_fd, device);
-  return ptxbench::once(library, spec, seed, calls, device);
+  if (*metrics) return ptxbench::list_sass_metrics(device);
+  return ptxbench::once(library, spec, seed, calls, device, sass_counts);
 }

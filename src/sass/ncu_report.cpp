@@ -97,25 +97,9 @@ RuntimeSass parse_ncu_csv(const std::string& text, const std::set<std::string>& 
   if (!r.available && r.note.empty()) r.note = "no ncu CSV output found";
   r.kernels_profiled = static_cast<int>(launches.size());
   r.foreign_kernels.assign(foreign.begin(), foreign.end());
+  r.source = std::string("ncu ") + kNcuThreadTrueMetric;
   r.mechanisms = mechanisms_from(r.thread_true);
   return r;
-}
-
-ordered_json to_json(const RuntimeSass& r) {
-  ordered_json j;
-  j["available"] = r.available;
-  if (!r.note.empty()) j["note"] = r.note;
-  if (!r.available) return j;
-  j["source"] = "ncu " + std::string(kNcuThreadTrueMetric);
-  j["kernels_profiled"] = r.kernels_profiled;
-  j["gmma"] = family_count(r.thread_true, "GMMA");
-  j["tma"] = family_count(r.thread_true, "TMA");
-  j["tcgen05"] = family_count(r.thread_true, "TCGEN05");
-  j["mechanisms"] = to_json(r.mechanisms);
-  j["thread_true_opcodes"] = to_json(r.thread_true);
-  j["warp_executed_opcodes"] = to_json(r.warp_executed);
-  if (!r.foreign_kernels.empty()) j["foreign_kernels"] = r.foreign_kernels;
-  return j;
 }
 
 }  // namespace ptxbench

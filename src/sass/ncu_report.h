@@ -8,24 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "sass/opcode_counts.h"
+#include "sass/runtime_sass.h"
 
 namespace ptxbench {
 
 /// The ncu metrics we collect.
 inline constexpr const char* kNcuThreadTrueMetric = "sass__thread_inst_executed_true_per_opcode";
 inline constexpr const char* kNcuWarpMetric = "sass__inst_executed_per_opcode";
-
-struct RuntimeSass {
-  bool available = false;
-  std::string note;
-  int kernels_profiled = 0;              ///< candidate kernel launches seen
-  std::vector<std::string> foreign_kernels;  ///< launched kernels not in the candidate's cubin
-  std::map<std::string, OpcodeCounts> thread_true_per_kernel;
-  OpcodeCounts thread_true;  ///< summed over the candidate's launches (decides the mechanisms)
-  OpcodeCounts warp_executed;
-  Mechanisms mechanisms;
-};
 
 /// Splits one CSV record ("a","b,c","d") into fields.
 std::vector<std::string> split_csv_line(const std::string& line);
@@ -35,7 +24,5 @@ OpcodeCounts parse_instance_values(const std::string& value);
 /// `candidate_kernels` (mangled) count; others are listed as foreign, except `ignore_prefix` ones.
 RuntimeSass parse_ncu_csv(const std::string& text, const std::set<std::string>& candidate_kernels,
                           const std::string& ignore_prefix);
-
-ordered_json to_json(const RuntimeSass& r);
 
 }  // namespace ptxbench

@@ -8,24 +8,36 @@
 
 namespace ptxbench {
 
-std::map<std::string, OpcodeCounts> parse_sass_listing(const std::string& text) {
+PcOpcodes parse_sass_pcs(const std::string& text) {
   static const std::regex function_re(R"(^\s*Function\s*:\s*(\S+))");
   // "/*0130*/   @!P0 HGMMA.64x128x16.F32.BF16 R24, ..." (the encoding lines hold only a comment)
-  static const std::regex inst_re(R"(^\s*/\*[0-9a-fA-F]+\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)[.\s;])");
-  std::map<std::string, OpcodeCounts> out;
-  std::string current;
+  static const std::regex inst_re(R"(^\s*/\*([0-9a-fA-F]+)\*/\s+(?:@!?U?P[T0-9]+\s+)?([A-Z][A-Z0-9_]*)[.\s;])");
+  PcOpcodes out;
+  std::map<uint32_t, std::string>* current = nullptr;
   std::istringstream in(text);
   std::string line;
   std::smatch m;
   while (std::getline(in, line)) {
     if (std::regex_search(line, m, function_re)) {
-      current = m[1];
-      out[current];
-    } else if (!current.empty() && std::regex_search(line, m, inst_re)) {
-      ++out[current][m[1]];
+      current = &out[m[1]];
+    } else if (current && std::regex_search(line, m, inst_re)) {
+      (*current)[static_cast<uint32_t>(std::stoul(m[1].str(), nullptr, 16))] = m[2];
     }
   }
   return out;
+}
+
+std::map<std::string, OpcodeCounts> count_opcodes(const PcOpcodes& listing) {
+  std::map<std::string, OpcodeCounts> out;
+  for (const auto& [function, pcs] : listing) {
+    OpcodeCounts& counts = out[function];
+    for (const auto& [pc, opcode] : pcs) ++counts[opcode];
+  }
+  return out;
+}
+
+std::map<std::string, OpcodeCounts> parse_sass_listing(const std::string& text) {
+  return count_opcodes(parse_sass_pcs(text));
 }
 
 StaticSass disassemble_cubin(const std::string& cubin_path) {
@@ -44,7 +56,8 @@ StaticSass disassemble_cubin(const std::string& cubin_path) {
     return s;
   }
   s.available = true;
-  s.per_kernel = parse_sass_listing(r.out.text);
+  s.pc_opcodes = parse_sass_pcs(r.out.text);
+  s.per_kernel = count_opcodes(s.pc_opcodes);
   for (const auto& [name, counts] : s.per_kernel) add_counts(s.total, counts);
   s.mechanisms = mechanisms_from(s.total);
   return s;

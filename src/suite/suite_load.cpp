@@ -47,7 +47,7 @@ ordered_json latency_stats(const std::vector<double>& v) {
 ordered_json LoadRecord::to_json() const {
   return {{"index", index},         {"case", case_name},          {"definition", definition}, {"id", id},
           {"expected", expected},   {"status", status},           {"mismatches", mismatches}, {"lost", lost},
-          {"submit_tries", submit_tries}, {"attempts", attempts}, {"latency_s", latency_s()}, {"service_s", service_s},
+          {"submit_tries", submit_tries}, {"attempts", attempts}, {"worker", worker}, {"latency_s", latency_s()}, {"service_s", service_s},
           {"eval_s", eval_s},       {"speedup", speedup},        {"stage_s", stage_s},       {"submitted_at", submitted_at}, {"done_at", done_at}};
 }
 
@@ -110,6 +110,7 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
         if (!r.lost) {
           r.status = task.value("status", "");
           r.attempts = static_cast<int>(task.value("attempts", 0));
+          r.worker = task.value("worker", "");
           r.service_s = task.value("finished_at", 0.0) - task.value("created_at", 0.0);
           const ordered_json& v = task.contains("verdict") && task["verdict"].is_object() ? task["verdict"] : ordered_json::object();
           r.eval_s = v.value("wall_seconds", 0.0);
@@ -153,6 +154,7 @@ ordered_json LoadReport::summary() const {
   std::vector<double> all;
   std::set<std::string> ids;
   int lost = 0, wrong = 0, rerun = 0, resent = 0;
+  std::map<std::string, int> by_worker, reruns_by_worker;
   ordered_json wrong_list = ordered_json::array();
   for (const auto& r : records) {
     if (!r.id.empty()) ids.insert(r.id);
@@ -164,6 +166,8 @@ ordered_json LoadReport::summary() const {
       if (wrong_list.size() < 20) wrong_list.push_back({{"index", r.index}, {"case", r.case_name}, {"problem", r.mismatches.front()}});
     }
     if (r.lost) continue;
+    ++by_worker[r.worker];
+    if (r.attempts > 1) ++reruns_by_worker[r.worker];
     latency[r.status].push_back(r.latency_s());
     eval[r.status].push_back(r.eval_s);
     if (r.speedup > 0) speedups[r.case_name].push_back(r.speedup);
@@ -189,6 +193,8 @@ ordered_json LoadReport::summary() const {
           {"lost", lost},
           {"distinct_task_ids", ids.size()},
           {"rerun_by_service", rerun},
+          {"finished_by_worker", by_worker},
+          {"reruns_finished_by_worker", reruns_by_worker},
           {"resent_by_client", resent},
           {"wall_s", wall_s},
           {"evaluations_per_minute", wall_s > 0 ? 60.0 * static_cast<double>(finished) / wall_s : 0.0},

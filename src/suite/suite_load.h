@@ -38,6 +38,7 @@ struct LoadRecord {
   bool lost = false;         ///< no verdict within the timeout
   int submit_tries = 0;      ///< > 1: the service was unreachable for a while
   int attempts = 0;          ///< the service's claims of the task (> 1: re-run after a failure)
+  std::string worker;        ///< the worker that finished it ("gpu1.2": GPU 1, worker 2)
   double submitted_at = 0;   ///< epoch seconds, first try
   double done_at = 0;        ///< epoch seconds, verdict seen
   double service_s = 0;      ///< the service's created → finished

@@ -11,6 +11,7 @@ ordered_json EvalOptions::to_json() const {
           {"sanitize_runs", sanitize_runs},
           {"sanitize_timeout_s", sanitize_timeout_s},
           {"profile", profile},
+          {"sass_tool", sass_tool},
           {"profile_timeout_s", profile_timeout_s},
           {"measure_time", measure_time},
           {"call_timeout_s", call_timeout_s},

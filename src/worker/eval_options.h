@@ -23,7 +23,10 @@ struct EvalOptions {
   bool sanitize = true;
   int sanitize_runs = 2;  ///< orig: 2
   double sanitize_timeout_s = 120.0;
-  bool profile = true;  ///< runtime SASS through ncu
+  bool profile = true;  ///< runtime SASS counts (target-instruction verdict)
+  /// "cupti": CUPTI SASS metrics inside the runner (sass/pc_counts.h); "ncu": Nsight Compute.
+  /// Trusted prebuilt libraries have no cubin listing to map offsets with and always use ncu.
+  std::string sass_tool = "cupti";
   double profile_timeout_s = 300.0;
   bool measure_time = true;
   double startup_timeout_s = 60.0;  ///< runner start, library load, IPC mapping

@@ -13,6 +13,8 @@
 #include "gpu/random_fill.h"
 #include "gpu/trial_timer.h"
 #include "sass/ncu_report.h"
+#include "sass/pc_counts.h"
+#include "runner/runner_exit.h"
 #include "sass/sass_listing.h"
 #include "timing/roofline.h"
 #include "timing/timing_summary.h"
@@ -33,6 +35,7 @@ struct Evaluator::Context {
   WorkloadState* state = nullptr;
   fs::path library;
   std::set<std::string> kernels;  ///< the candidate's own kernel entry points (cubin symbols)
+  PcOpcodes listing;              ///< the candidate cubin's instructions by offset (static SASS)
   bool trusted = false;
   uint64_t seed = 0;
   std::unique_ptr<TempDir> scratch;
@@ -154,6 +157,7 @@ Verdict Evaluator::evaluate_source(const std::string& definition, const std::str
   }
   StaticSass sass = disassemble_cubin(compiled.cubin().string());
   c.v.stages["static_sass"] = to_json(sass);
+  c.listing = std::move(sass.pc_opcodes);
   c.library = compiled.library();
   c.kernels.insert(compiled.kernels.begin(), compiled.kernels.end());
   Verdict v = run_stages(c);
@@ -210,8 +214,9 @@ Verdict Evaluator::run_stages(Context& c) {
     };
     // Shared holds are taken stage by stage, so a waiting timing stage gets the GPU between them.
     GpuLock gpu_lock(c.options.gpu_lock);
-    // ncu runs one at a time per GPU: its own cross-process lock lives in a /tmp that each
-    // runner's filesystem view makes private, and concurrent sessions failed on the H200.
+    // Runtime SASS counting runs one at a time per GPU: ncu's own cross-process lock lives in a
+    // /tmp that each runner's filesystem view makes private, and concurrent ncu sessions failed on
+    // the H200. CUPTI counting (about a second) keeps the same turnstile.
     GpuLock profiler_lock(c.options.gpu_lock.empty() ? "" : c.options.gpu_lock + ".profiler");
     auto untimed = [&](const char* name, bool (Evaluator::*stage)(Context&)) {
       GpuLock::Hold profiler;
@@ -343,24 +348,46 @@ bool Evaluator::stage_runtime_sass(Context& c) {
     c.v.stages["runtime_sass"] = {{"available", false}, {"note", "disabled by option"}};
     return true;
   }
-  std::string tool = find_cuda_tool("ncu");
-  if (tool.empty()) throw EnvironmentError("runtime_sass", "ncu not found");
-  fs::path log = c.scratch->path() / "ncu.csv";
-  std::vector<std::string> argv = {tool, "--csv", "--log-file", log.string(), "--print-metric-instances", "details",
-                                   "--print-kernel-base", "mangled", "--print-units", "base", "--clock-control", "none",
-                                   "--metrics", std::string(kNcuThreadTrueMetric) + "," + kNcuWarpMetric,
-                                   runner_path(c.options), "once", "--library", c.library.string(), "--spec",
-                                   c.spec_file.string(), "--seed", std::to_string(derive_seed(c.seed, 300)), "--calls",
-                                   "1", "--device", std::to_string(c.options.device)};
+  std::vector<std::string> once = {runner_path(c.options), "once", "--library", c.library.string(),
+                                   "--spec", c.spec_file.string(), "--seed", std::to_string(derive_seed(c.seed, 300)),
+                                   "--calls", "1", "--device", std::to_string(c.options.device)};
+  const bool cupti = c.options.sass_tool == "cupti" && !c.trusted;
+  if (!cupti && c.options.sass_tool != "ncu" && c.options.sass_tool != "cupti")
+    throw InputError("options", "sass_tool must be cupti or ncu, not '" + c.options.sass_tool + "'");
+  fs::path out = c.scratch->path() / (cupti ? "sass_counts.json" : "ncu.csv");
+  std::vector<std::string> argv;
+  if (cupti) {
+    if (c.listing.empty()) throw EnvironmentError("runtime_sass", "no SASS listing of the cubin (is cuobjdump installed?)");
+    argv = once;
+    argv.insert(argv.end(), {"--sass-counts", out.string()});
+  } else {
+    std::string tool = find_cuda_tool("ncu");
+    if (tool.empty()) throw EnvironmentError("runtime_sass", "ncu not found");
+    argv = {tool, "--csv", "--log-file", out.string(), "--print-metric-instances", "details", "--print-kernel-base",
+            "mangled", "--print-units", "base", "--clock-control", "none", "--metrics",
+            std::string(kNcuThreadTrueMetric) + "," + kNcuWarpMetric};
+    argv.insert(argv.end(), once.begin(), once.end());
+  }
   ProcessResult r = run_process(sandboxed_spec(argv, c.scratch->path(), 1 << 20), c.options.profile_timeout_s);
   kill_processes_mentioning(c.scratch->path().string());
+  const std::string tool_name = cupti ? "CUPTI SASS counting" : "ncu";
   if (r.timed_out)
     return c.fail(Status::TIMEOUT, "the candidate did not finish within " +
-                                       std::to_string(static_cast<int>(c.options.profile_timeout_s)) + " s under ncu");
-  std::string text = fs::exists(log) ? read_file(log) : "";
-  RuntimeSass sass = parse_ncu_csv(text, c.kernels, "ptxb_internal_");
+                                       std::to_string(static_cast<int>(c.options.profile_timeout_s)) + " s under " + tool_name);
+  if (cupti && r.status.signal == 0 && r.status.exit_code == kRunnerCallFailedExit) {
+    c.v.stages["runtime_sass"] = {{"available", false}, {"note", cut(r.err.text, 1500)}};
+    return c.fail(Status::RUNTIME_ERROR, "the candidate's call failed while its SASS was counted: " + cut(r.err.text, 1500));
+  }
+  std::string text = fs::exists(out) ? read_file(out) : "";
+  RuntimeSass sass;
+  if (cupti && r.status.success() && !text.empty()) {
+    sass = runtime_sass_from_pcs(pc_counts_from_json(ordered_json::parse(text)), c.listing, c.kernels, "ptxb_internal_");
+  } else if (!cupti) {
+    sass = parse_ncu_csv(text, c.kernels, "ptxb_internal_");
+  }
   if (!r.status.success() || !sass.available)
-    throw EnvironmentError("runtime_sass", "ncu " + r.status.describe() + ": " + cut(r.out.text + r.err.text + text, 1500));
+    throw EnvironmentError("runtime_sass", tool_name + " " + r.status.describe() + ": " +
+                                               cut(sass.note + "\n" + r.out.text + r.err.text + text, 1500));
   c.v.stages["runtime_sass"] = to_json(sass);
   c.v.runtime_mechanisms = sass.mechanisms;
   if (!c.trusted && !sass.foreign_kernels.empty())

@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include "common/fs.h"
+#include "common/error.h"
 #include "sass/ncu_report.h"
+#include "sass/pc_counts.h"
 #include "sass/sass_listing.h"
 
 using namespace ptxbench;
@@ -82,4 +84,58 @@ TEST(SassListing, BlackwellSampleShowsTcgen05Mechanisms) {
   EXPECT_TRUE(m.d_tmem);
   EXPECT_FALSE(m.c_gen4);
   EXPECT_GT(family_count(k, "TCGEN05"), 5);
+}
+
+TEST(SassListing, InstructionOffsetsPerFunction) {
+  PcOpcodes pcs = parse_sass_pcs(read_file(std::string(PTXBENCH_TEST_DATA) + "/data/sass_sample.txt"));
+  const auto& k = pcs.at("_Z11gemm_kernelPK13__nv_bfloat16S1_PS_iii");
+  EXPECT_EQ(k.at(0x0), "LDC");
+  EXPECT_EQ(k.at(0x40), "UTMALDG");  // predicated: the opcode, not the guard
+  EXPECT_EQ(k.at(0x60), "HGMMA");
+  EXPECT_EQ(k.at(0xb0), "BRA");
+  EXPECT_EQ(k.count(0x08), 0u);
+  EXPECT_EQ(pcs.at("_Z6helperPf").at(0x10), "EXIT");
+  EXPECT_EQ(count_opcodes(pcs), parse_sass_listing(read_file(std::string(PTXBENCH_TEST_DATA) + "/data/sass_sample.txt")));
+}
+
+// CUPTI per-instruction counts mapped through the listing: an HGMMA whose predicate is false on
+// every thread is in the warp counts but proves nothing; kernels outside the cubin are foreign.
+TEST(PcCounts, MapsOffsetsToOpcodesAndKeepsPredicatedOffOut) {
+  PcOpcodes pcs = parse_sass_pcs(read_file(std::string(PTXBENCH_TEST_DATA) + "/data/sass_sample.txt"));
+  const std::string gemm = "_Z11gemm_kernelPK13__nv_bfloat16S1_PS_iii";
+  std::vector<PcCount> counts = {{gemm, 0x60, 8, 0},   {gemm, 0x70, 8, 0},   {gemm, 0x30, 4, 4},
+                                 {gemm, 0x40, 4, 128}, {gemm, 0xa0, 8, 256}, {"_ZN8ptxbench14ptxb_internal_fillEv", 0x0, 1, 32},
+                                 {"_Z7foreignv", 0x0, 2, 64}};
+  RuntimeSass r = runtime_sass_from_pcs(counts, pcs, {gemm, "_Z6helperPf"}, "ptxb_internal_");
+  ASSERT_TRUE(r.available) << r.note;
+  EXPECT_EQ(r.warp_executed.at("HGMMA"), 16);
+  EXPECT_EQ(r.thread_true.count("HGMMA"), 0u);
+  EXPECT_EQ(r.thread_true.at("UTMALDG"), 132);
+  EXPECT_EQ(r.thread_true.at("EXIT"), 256);
+  EXPECT_EQ(r.thread_true_per_kernel.at(gemm).at("UTMALDG"), 132);
+  EXPECT_FALSE(r.mechanisms.c_gen4);
+  EXPECT_TRUE(r.mechanisms.d_tma);
+  EXPECT_EQ(r.kernels_profiled, 1);
+  EXPECT_EQ(r.foreign_kernels, std::vector<std::string>{"_Z7foreignv"});
+  EXPECT_EQ(r.source.rfind("CUPTI", 0), 0u);
+
+  counts.push_back({gemm, 0x64, 1, 32});  // inside an instruction: not from this cubin
+  RuntimeSass bad = runtime_sass_from_pcs(counts, pcs, {gemm}, "ptxb_internal_");
+  EXPECT_FALSE(bad.available);
+  EXPECT_NE(bad.note.find("not an instruction"), std::string::npos);
+}
+
+TEST(PcCounts, JsonRoundTripAndMalformedInput) {
+  std::vector<PcCount> counts = {{"_Z1kv", 0x10, 3, 96}, {"_Z1kv", 0x20, 1, 0}};
+  std::vector<PcCount> back = pc_counts_from_json(ordered_json::parse(to_json(counts).dump()));
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].function, "_Z1kv");
+  EXPECT_EQ(back[0].pc, 0x10u);
+  EXPECT_EQ(back[0].warp_executed, 3u);
+  EXPECT_EQ(back[0].thread_true, 96u);
+  EXPECT_EQ(back[1].thread_true, 0u);
+  EXPECT_THROW(pc_counts_from_json(ordered_json::parse(R"({"records": 3})")), Error);
+  EXPECT_THROW(pc_counts_from_json(ordered_json::parse(R"({"records": [{"function": "k", "pc": -1, "warp": 1, "thread_true": 1}]})")), Error);
+  EXPECT_THROW(pc_counts_from_json(ordered_json::parse(R"({"records": [{"pc": 1, "warp": 1, "thread_true": 1}]})")), Error);
+  EXPECT_TRUE(pc_counts_from_json(ordered_json::parse(R"({"records": []})")).empty());
 }

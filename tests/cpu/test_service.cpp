@@ -321,3 +321,45 @@ TEST_F(ServiceTest, LoadAcrossAKillAndRestartOfTheServiceLosesAndDuplicatesNothi
   ordered_json metrics_done = ServiceClient(service->url()).get(report.records.back().id);
   EXPECT_EQ(metrics_done["state"], "done");
 }
+
+// Issue 8 on the CPU: two fake GPUs with two workers each; GPU 1's workers are killed with
+// SIGKILL mid-load. GPU 0 goes on, the killed workers' tasks are re-queued and re-run, and every
+// submission gets its verdict exactly once.
+TEST_F(ServiceTest, LoadSurvivesTheLossOfOneGpusWorkers) {
+  ServiceProcess service(db(), 2, 3, {"--workers-per-gpu", "2"});
+  std::vector<LoadCase> cases = {fake_case("pass", "// PTXB_FAKE_SECONDS=0.3", "PASSED"),
+                                 fake_case("wrong", "// PTXB_FAKE_SECONDS=0.2 PTXB_FAKE_STATUS=INCORRECT_NUMERICAL",
+                                           "INCORRECT_NUMERICAL")};
+  LoadOptions o;
+  o.service = service.url();
+  o.count = 40;
+  o.clients = 8;
+  std::atomic<int> done{0};
+  LoadReport report;
+  std::thread load([&] { report = run_load(cases, o, [&](const LoadRecord&, int n) { done = n; }); });
+  while (done < 8) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  ServiceClient client(service.url());
+  ordered_json health = ordered_json::parse(client.request("GET", "/v1/health").body);
+  int killed = 0;
+  for (const auto& g : health["gpus"])
+    if (g.value("device", -1) == 1 && g.value("pid", 0) > 0) killed += ::kill(g["pid"].get<int>(), SIGKILL) == 0;
+  EXPECT_EQ(killed, 2);
+  load.join();
+  ordered_json s = report.summary();
+  EXPECT_TRUE(report.all_as_expected()) << s.dump(2);
+  EXPECT_EQ(s["lost"], 0);
+  EXPECT_EQ(s["distinct_task_ids"], 40);
+  EXPECT_GE(s["rerun_by_service"].get<int>(), 1) << "the killed workers were busy: their tasks must be re-run";
+  int by_gpu0 = 0, total = 0;
+  for (const auto& [worker, n] : s["finished_by_worker"].items()) {
+    total += n.get<int>();
+    if (worker.rfind("gpu0.", 0) == 0) by_gpu0 += n.get<int>();
+  }
+  EXPECT_EQ(total, 40);
+  EXPECT_GT(by_gpu0, 0);
+  health = ordered_json::parse(client.request("GET", "/v1/health").body);
+  int restarts = 0;
+  for (const auto& g : health["gpus"])
+    if (g.value("device", -1) == 1) restarts += g.value("restarts", 0);
+  EXPECT_EQ(restarts, 2) << health.dump(2);
+}

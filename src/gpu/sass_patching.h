@@ -1,0 +1,40 @@
+// Per-instruction execution counts of this process's kernels through CUPTI SASS metrics: CUPTI
+// patches each kernel at its first launch between start() and stop() and counts, per instruction,
+// warp-level executions and predicate-true thread executions (sass/pc_counts.h names the metrics).
+// It runs inside the runner, with no separate profiler process: the replacement for one ncu run.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "sass/pc_counts.h"
+
+namespace ptxbench {
+
+/// Process-wide (CUPTI's profiler state is global): at most one at a time. Construct it before
+/// any kernel of the process runs.
+class SassPatching {
+ public:
+  explicit SassPatching(int device);
+  ~SassPatching();
+  SassPatching(const SassPatching&) = delete;
+  SassPatching& operator=(const SassPatching&) = delete;
+
+  /// Patches every kernel launched from now on, in the current context.
+  void start();
+  /// Reads the counts collected since start() and stops patching. Launch-synchronous work must
+  /// have finished (synchronize first).
+  std::vector<PcCount> stop();
+
+  /// The SASS metrics CUPTI offers on this device's chip ("name: description").
+  static std::vector<std::string> metric_names(int device);
+
+ private:
+  int m_device;
+  bool m_configured = false;
+  bool m_enabled = false;
+  uint64_t m_warp_id = 0;
+  uint64_t m_thread_true_id = 0;
+};
+
+}  // namespace ptxbench

@@ -1,0 +1,9 @@
+// Exit codes of `ptxbench-runner once`, read by the worker to tell a candidate's failure from ours.
+#pragma once
+
+namespace ptxbench {
+
+inline constexpr int kRunnerCallFailedExit = 10;  ///< the candidate's call failed (its fault)
+inline constexpr int kRunnerSetupFailedExit = 12;  ///< anything else: loading, inputs, CUPTI
+
+}  // namespace ptxbench

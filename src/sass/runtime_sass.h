@@ -1,0 +1,28 @@
+// What ran: per-opcode counts of the candidate's kernels executed on the GPU, from either tool
+// (sass/ncu_report.h: Nsight Compute; sass/pc_counts.h: CUPTI SASS metrics inside the runner).
+// The predicate-true thread counts decide the mechanisms (paper Table 6).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sass/opcode_counts.h"
+
+namespace ptxbench {
+
+struct RuntimeSass {
+  bool available = false;
+  std::string note;
+  std::string source;                        ///< the tool and metric the counts come from
+  int kernels_profiled = 0;                  ///< ncu: candidate kernel launches; CUPTI: candidate kernels that ran
+  std::vector<std::string> foreign_kernels;  ///< launched kernels not in the candidate's cubin
+  std::map<std::string, OpcodeCounts> thread_true_per_kernel;
+  OpcodeCounts thread_true;  ///< summed over the candidate's launches (decides the mechanisms)
+  OpcodeCounts warp_executed;
+  Mechanisms mechanisms;
+};
+
+ordered_json to_json(const RuntimeSass& r);
+
+}  // namespace ptxbench
