@@ -9,6 +9,7 @@
 #include <map>
 #include <utility>
 
+#include "gpu/cuda_call.h"
 #include "gpu/cupti_call.h"
 
 namespace ptxbench {
@@ -31,7 +32,10 @@ std::string chip_name(int device) {
   return p.pChipName ? p.pChipName : "";
 }
 
+// The driver must be initialized first (else CUPTI_ERROR_UNKNOWN); no context is needed yet.
 void profiler_initialize() {
+  int devices = 0;
+  PTXB_CUDA_CALL(cudaGetDeviceCount(&devices));
   auto p = params<CUpti_Profiler_Initialize_Params>(CUpti_Profiler_Initialize_Params_STRUCT_SIZE);
   PTXB_CUPTI_CALL(cuptiProfilerInitialize(&p));
 }
