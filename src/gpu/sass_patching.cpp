@@ -59,6 +59,9 @@ uint64_t metric_id(const std::string& chip, const char* name) {
 }  // namespace
 
 SassPatching::SassPatching(int device) : m_device(device) {
+  // The configuration needs the device's context (CUPTI_ERROR_INVALID_CONTEXT otherwise).
+  PTXB_CUDA_CALL(cudaSetDevice(device));
+  PTXB_CUDA_CALL(cudaFree(nullptr));
   profiler_initialize();
   try {
     std::string chip = chip_name(device);

@@ -12,7 +12,7 @@
 namespace ptxbench {
 
 /// Process-wide (CUPTI's profiler state is global): at most one at a time. Construct it before
-/// any kernel of the process runs.
+/// any kernel of the process runs; it makes `device` current and creates its primary context.
 class SassPatching {
  public:
   explicit SassPatching(int device);
