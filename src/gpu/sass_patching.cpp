@@ -1,10 +1,13 @@
 #include "gpu/sass_patching.h"
 
+#include <cuda.h>
 #include <cupti_profiler_target.h>
 #include <cupti_sass_metrics.h>
 #include <cupti_target.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <limits>
 #include <map>
 #include <utility>
@@ -45,6 +48,19 @@ void profiler_deinitialize() noexcept {
   cuptiProfilerDeInitialize(&p);
 }
 
+// The current context, through the runtime's driver entry points (no link-time libcuda).
+CUcontext current_context() {
+  using GetCurrent = CUresult (*)(CUcontext*);
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  PTXB_CUDA_CALL(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found));
+  if (!fn || found != cudaDriverEntryPointSuccess) throw EnvironmentError("CUDA driver", "no cuCtxGetCurrent entry point");
+  CUcontext ctx = nullptr;
+  if (reinterpret_cast<GetCurrent>(fn)(&ctx) != CUDA_SUCCESS || !ctx)
+    throw EnvironmentError("CUDA driver", "no current context for SASS counting");
+  return ctx;
+}
+
 uint64_t metric_id(const std::string& chip, const char* name) {
   auto p = params<CUpti_SassMetrics_GetProperties_Params>(CUpti_SassMetrics_GetProperties_Params_STRUCT_SIZE);
   p.pChipName = chip.c_str();
@@ -59,9 +75,12 @@ uint64_t metric_id(const std::string& chip, const char* name) {
 }  // namespace
 
 SassPatching::SassPatching(int device) : m_device(device) {
+  const char* lazy = std::getenv("PTXBENCH_SASS_LAZY");  // diagnostics: 0 patches every function at start()
+  m_lazy = !(lazy && std::string(lazy) == "0");
   // The configuration needs the device's context (CUPTI_ERROR_INVALID_CONTEXT otherwise).
   PTXB_CUDA_CALL(cudaSetDevice(device));
   PTXB_CUDA_CALL(cudaFree(nullptr));
+  m_context = current_context();
   profiler_initialize();
   try {
     std::string chip = chip_name(device);
@@ -84,6 +103,7 @@ SassPatching::SassPatching(int device) : m_device(device) {
 SassPatching::~SassPatching() {
   if (m_enabled) {
     auto p = params<CUpti_SassMetricsDisable_Params>(CUpti_SassMetricsDisable_Params_STRUCT_SIZE);
+    p.ctx = m_context;
     cuptiSassMetricsDisable(&p);
   }
   if (m_configured) {
@@ -96,16 +116,19 @@ SassPatching::~SassPatching() {
 
 void SassPatching::start() {
   auto p = params<CUpti_SassMetricsEnable_Params>(CUpti_SassMetricsEnable_Params_STRUCT_SIZE);
-  p.ctx = nullptr;  // the current context: the runner uses the device's primary context only
-  p.enableLazyPatching = 1;
+  p.ctx = m_context;
+  p.enableLazyPatching = m_lazy ? 1 : 0;
   PTXB_CUPTI_CALL(cuptiSassMetricsEnable(&p));
   m_enabled = true;
 }
 
 std::vector<PcCount> SassPatching::stop() {
   auto props = params<CUpti_SassMetricsGetDataProperties_Params>(CUpti_SassMetricsGetDataProperties_Params_STRUCT_SIZE);
+  props.ctx = m_context;
   PTXB_CUPTI_CALL(cuptiSassMetricsGetDataProperties(&props));
   std::map<std::pair<std::string, uint32_t>, PcCount> by_pc;
+  m_last_records = props.numOfPatchedInstructionRecords;
+  m_last_instances = props.numOfInstances;
   if (props.numOfPatchedInstructionRecords > 0) {
     // Each record carries numOfInstances values per metric; room for both metrics is left in
     // case the values of one instruction's metrics share a record, and unused slots keep kUnset.
@@ -118,6 +141,7 @@ std::vector<PcCount> SassPatching::stop() {
       data[i].pInstanceValues = &values[i * stride];
     }
     auto flush = params<CUpti_SassMetricsFlushData_Params>(CUpti_SassMetricsFlushData_Params_STRUCT_SIZE);
+    flush.ctx = m_context;
     flush.numOfPatchedInstructionRecords = records;
     flush.numOfInstances = props.numOfInstances;
     flush.pMetricsData = data.data();
@@ -135,6 +159,7 @@ std::vector<PcCount> SassPatching::stop() {
     }
   }
   auto disable = params<CUpti_SassMetricsDisable_Params>(CUpti_SassMetricsDisable_Params_STRUCT_SIZE);
+  disable.ctx = m_context;
   PTXB_CUPTI_CALL(cuptiSassMetricsDisable(&disable));
   m_enabled = false;
   if (disable.numOfDroppedRecords > 0)

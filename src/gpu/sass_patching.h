@@ -4,10 +4,14 @@
 // It runs inside the runner, with no separate profiler process: the replacement for one ncu run.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "sass/pc_counts.h"
+
+struct CUctx_st;
 
 namespace ptxbench {
 
@@ -26,11 +30,20 @@ class SassPatching {
   /// have finished (synchronize first).
   std::vector<PcCount> stop();
 
+  /// What the last stop() got from CUPTI (diagnostics, written beside the counts).
+  [[nodiscard]] std::size_t last_records() const noexcept { return m_last_records; }
+  [[nodiscard]] std::size_t last_instances() const noexcept { return m_last_instances; }
+  [[nodiscard]] bool lazy() const noexcept { return m_lazy; }
+
   /// The SASS metrics CUPTI offers on this device's chip ("name: description").
   static std::vector<std::string> metric_names(int device);
 
  private:
   int m_device;
+  CUctx_st* m_context = nullptr;
+  bool m_lazy = true;
+  std::size_t m_last_records = 0;
+  std::size_t m_last_instances = 0;
   bool m_configured = false;
   bool m_enabled = false;
   uint64_t m_warp_id = 0;

@@ -155,7 +155,11 @@ int once(const std::string& library, const std::string& spec_path, uint64_t seed
     for (int i = 0; i < calls; ++i) run_checked_call(s.target(), s.stream);
     if (patching) {
       PTXB_CUDA_CALL(cudaDeviceSynchronize());
-      write_file_atomic(sass_counts, to_json(patching->stop()).dump());
+      ordered_json counts = to_json(patching->stop());
+      counts["patched_records"] = patching->last_records();
+      counts["instances"] = patching->last_instances();
+      counts["lazy_patching"] = patching->lazy();
+      write_file_atomic(sass_counts, counts.dump());
     }
     return 0;
   } catch (const CallFailure& e) {

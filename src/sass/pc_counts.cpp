@@ -52,6 +52,11 @@ RuntimeSass runtime_sass_from_pcs(const std::vector<PcCount>& counts, const PcOp
     r.thread_true[*opcode] += static_cast<long long>(c.thread_true);
     r.thread_true_per_kernel[c.function][*opcode] += static_cast<long long>(c.thread_true);
   }
+  if (ran.empty() && foreign.empty()) {
+    // Every correct candidate launches kernels: no count at all means the counting failed.
+    r.note = "CUPTI counted no executed instruction of any kernel";
+    return r;
+  }
   r.available = true;
   r.kernels_profiled = static_cast<int>(ran.size());
   r.foreign_kernels.assign(foreign.begin(), foreign.end());

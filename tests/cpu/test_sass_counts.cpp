@@ -119,6 +119,9 @@ TEST(PcCounts, MapsOffsetsToOpcodesAndKeepsPredicatedOffOut) {
   EXPECT_EQ(r.foreign_kernels, std::vector<std::string>{"_Z7foreignv"});
   EXPECT_EQ(r.source.rfind("CUPTI", 0), 0u);
 
+  RuntimeSass nothing = runtime_sass_from_pcs({}, pcs, {gemm}, "ptxb_internal_");
+  EXPECT_FALSE(nothing.available) << "no count at all is a failed counting, not a kernel without mechanisms";
+
   counts.push_back({gemm, 0x64, 1, 32});  // inside an instruction: not from this cubin
   RuntimeSass bad = runtime_sass_from_pcs(counts, pcs, {gemm}, "ptxb_internal_");
   EXPECT_FALSE(bad.available);
