@@ -48,17 +48,42 @@ void profiler_deinitialize() noexcept {
   cuptiProfilerDeInitialize(&p);
 }
 
-// The current context, through the runtime's driver entry points (no link-time libcuda).
-CUcontext current_context() {
-  using GetCurrent = CUresult (*)(CUcontext*);
+// A driver function through the runtime's entry points (no link-time libcuda).
+template <class Fn>
+Fn driver_function(const char* name, unsigned version) {
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult found{};
-  PTXB_CUDA_CALL(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found));
-  if (!fn || found != cudaDriverEntryPointSuccess) throw EnvironmentError("CUDA driver", "no cuCtxGetCurrent entry point");
+  PTXB_CUDA_CALL(cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &found));
+  if (!fn || found != cudaDriverEntryPointSuccess) throw EnvironmentError("CUDA driver", std::string("no entry point ") + name);
+  return reinterpret_cast<Fn>(fn);
+}
+
+CUcontext current_context() {
   CUcontext ctx = nullptr;
-  if (reinterpret_cast<GetCurrent>(fn)(&ctx) != CUDA_SUCCESS || !ctx)
+  if (driver_function<CUresult (*)(CUcontext*)>("cuCtxGetCurrent", 12000)(&ctx) != CUDA_SUCCESS || !ctx)
     throw EnvironmentError("CUDA driver", "no current context for SASS counting");
   return ctx;
+}
+
+// A fresh context made current (the runtime then uses it instead of the primary context).
+CUcontext create_context(int device) {
+  using Create = CUresult (*)(CUcontext*, CUctxCreateParams*, unsigned, CUdevice);
+  CUcontext ctx = nullptr;
+  if (driver_function<Create>("cuCtxCreate", 13000)(&ctx, nullptr, 0, device) != CUDA_SUCCESS || !ctx)
+    throw EnvironmentError("CUDA driver", "cuCtxCreate failed for SASS counting");
+  return ctx;
+}
+
+void require_sass_metrics_support(int device) {
+  auto p = params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
+  p.cuDevice = device;
+  p.api = CUPTI_PROFILER_SASS_METRICS;
+  PTXB_CUPTI_CALL(cuptiProfilerDeviceSupported(&p));
+  if (p.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+    throw EnvironmentError("CUPTI", "SASS metrics are not supported on device " + std::to_string(device) +
+                                        " (architecture " + std::to_string(p.architecture) + ", vGPU " +
+                                        std::to_string(p.vGpu) + ", confidential compute " +
+                                        std::to_string(p.confidentialCompute) + ")");
 }
 
 uint64_t metric_id(const std::string& chip, const char* name) {
@@ -77,12 +102,20 @@ uint64_t metric_id(const std::string& chip, const char* name) {
 SassPatching::SassPatching(int device) : m_device(device) {
   const char* lazy = std::getenv("PTXBENCH_SASS_LAZY");  // diagnostics: 0 patches every function at start()
   m_lazy = !(lazy && std::string(lazy) == "0");
-  // The configuration needs the device's context (CUPTI_ERROR_INVALID_CONTEXT otherwise).
-  PTXB_CUDA_CALL(cudaSetDevice(device));
-  PTXB_CUDA_CALL(cudaFree(nullptr));
-  m_context = current_context();
+  // Order matters (each seen on the H200): the profiler is initialized after the driver and
+  // before the context exists (a context created earlier is never patched: no records), and
+  // configured once the context exists (CUPTI_ERROR_INVALID_CONTEXT otherwise).
   profiler_initialize();
   try {
+    require_sass_metrics_support(device);
+    PTXB_CUDA_CALL(cudaSetDevice(device));
+    const char* context = std::getenv("PTXBENCH_SASS_CONTEXT");  // diagnostics: "created" = own context
+    if (context && std::string(context) == "created") {
+      m_context = create_context(device);
+    } else {
+      PTXB_CUDA_CALL(cudaFree(nullptr));
+      m_context = current_context();
+    }
     std::string chip = chip_name(device);
     m_warp_id = metric_id(chip, kCuptiWarpMetric);
     m_thread_true_id = metric_id(chip, kCuptiThreadTrueMetric);
@@ -148,6 +181,7 @@ std::vector<PcCount> SassPatching::stop() {
     PTXB_CUPTI_CALL(cuptiSassMetricsFlushData(&flush));
     for (std::size_t i = 0; i < records; ++i) {
       std::string function = data[i].functionName ? data[i].functionName : "";
+      std::free(const_cast<char*>(data[i].functionName));  // CUPTI allocates it for the caller
       PcCount& c = by_pc[{function, data[i].pcOffset}];
       c.function = function;
       c.pc = data[i].pcOffset;

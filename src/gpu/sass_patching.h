@@ -24,7 +24,8 @@ class SassPatching {
   SassPatching(const SassPatching&) = delete;
   SassPatching& operator=(const SassPatching&) = delete;
 
-  /// Patches every kernel launched from now on, in the current context.
+  /// Patches every kernel launched from now on, in the current context. Call it before the
+  /// context's first kernel: once a kernel has run there, CUPTI records nothing (seen on the H200).
   void start();
   /// Reads the counts collected since start() and stops patching. Launch-synchronous work must
   /// have finished (synchronize first).
