@@ -38,7 +38,7 @@ struct ServeArgs {
   int fake_gpus = 0, workers_per_gpu = 1;
   double lease = 120, retention_hours = 24 * 7;
   double sanitize_timeout = 0, call_timeout = 0;  // 0: the evaluator's defaults
-  std::string sass_tool = "cupti";
+  std::string sass_tool = "ncu";
   int threads = 64;
 };
 
@@ -103,7 +103,7 @@ int serve(const ServeArgs& a) {
 struct WorkerArgs {
   std::string db, name, gpu_lock;
   double sanitize_timeout = 0, call_timeout = 0, state_budget_fraction = 0.5;
-  std::string sass_tool = "cupti";
+  std::string sass_tool = "ncu";
   int device = 0;
   double lease = 120;
   int64_t max_attempts = 3;
@@ -152,7 +152,7 @@ void register_serve(CLI::App& app, Action& action) {
       ->check(CLI::Range(1, 16));
   serve_cmd->add_option("--sanitize-timeout", s.sanitize_timeout, "seconds per compute-sanitizer run (default 120)");
   serve_cmd->add_option("--call-timeout", s.call_timeout, "seconds per correctness call (default 30)");
-  serve_cmd->add_option("--sass-tool", s.sass_tool, "runtime SASS counts through cupti (default) or ncu")
+  serve_cmd->add_option("--sass-tool", s.sass_tool, "runtime SASS counts through ncu (default) or cupti (experimental)")
       ->check(CLI::IsMember({"cupti", "ncu"}));
   serve_cmd->callback([&action] { action = [] { return serve(s); }; });
 
@@ -167,7 +167,7 @@ void register_serve(CLI::App& app, Action& action) {
   worker_cmd->add_option("--gpu-lock", w.gpu_lock, "lock file shared with the other workers of this GPU");
   worker_cmd->add_option("--sanitize-timeout", w.sanitize_timeout, "seconds per compute-sanitizer run");
   worker_cmd->add_option("--call-timeout", w.call_timeout, "seconds per correctness call");
-  worker_cmd->add_option("--sass-tool", w.sass_tool, "runtime SASS counts through cupti or ncu")
+  worker_cmd->add_option("--sass-tool", w.sass_tool, "runtime SASS counts through ncu or cupti (experimental)")
       ->check(CLI::IsMember({"cupti", "ncu"}));
   worker_cmd->add_option("--state-budget-fraction", w.state_budget_fraction,
                          "share of the GPU's memory that cached workload states may hold")

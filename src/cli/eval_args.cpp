@@ -30,7 +30,7 @@ void add_eval_options(CLI::App* cmd, EvalArgs& a) {
   cmd->add_flag("--no-sanitize", a.no_sanitize, "skip compute-sanitizer (recorded in the verdict)");
   cmd->add_flag("--no-profile", a.no_profile, "skip runtime SASS counts (no target-instruction verdict)");
   cmd->add_flag("--no-time", a.no_time, "skip timing");
-  cmd->add_option("--sass-tool", a.sass_tool, "runtime SASS counts through cupti (default, in the runner) or ncu")
+  cmd->add_option("--sass-tool", a.sass_tool, "runtime SASS counts through ncu (default) or cupti (experimental)")
       ->check(CLI::IsMember({"cupti", "ncu"}));
   cmd->add_option("--sanitize-timeout", a.sanitize_timeout, "seconds per compute-sanitizer run (default 120)");
   cmd->add_option("--call-timeout", a.call_timeout, "seconds per correctness call (default 30)");

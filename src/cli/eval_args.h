@@ -15,7 +15,7 @@ struct EvalArgs {
   int repeat = 1, trials = 0, device = 0;
   int64_t seed = -1;
   double sanitize_timeout = 0, call_timeout = 0;
-  std::string sass_tool = "cupti";
+  std::string sass_tool = "ncu";
 };
 
 void add_eval_options(CLI::App* cmd, EvalArgs& a);

@@ -54,4 +54,8 @@ ordered_json to_json(const OpcodeCounts& c) {
   return j;
 }
 
+bool has_mechanism_opcodes(const OpcodeCounts& counts) {
+  return family_count(counts, "GMMA") + family_count(counts, "TMA") + family_count(counts, "TCGEN05") > 0;
+}
+
 }  // namespace ptxbench

@@ -25,6 +25,9 @@ Mechanisms mechanisms_from(const OpcodeCounts& counts);
 /// (UTMALDG|UTMASTG|UTMAREDG), "TCGEN05" (UTC*, LDTM, STTM, LDT, STT).
 long long family_count(const OpcodeCounts& counts, const std::string& family);
 void add_counts(OpcodeCounts& into, const OpcodeCounts& from);
+/// Whether any opcode of the mechanism families (GMMA, TMA, TCGEN05) is present. Run-time counts
+/// are a subset of the cubin's instructions: a cubin without any cannot execute a mechanism.
+bool has_mechanism_opcodes(const OpcodeCounts& counts);
 
 ordered_json to_json(const Mechanisms& m);
 ordered_json to_json(const OpcodeCounts& c);

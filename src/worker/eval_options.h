@@ -24,9 +24,11 @@ struct EvalOptions {
   int sanitize_runs = 2;  ///< orig: 2
   double sanitize_timeout_s = 120.0;
   bool profile = true;  ///< runtime SASS counts (target-instruction verdict)
-  /// "cupti": CUPTI SASS metrics inside the runner (sass/pc_counts.h); "ncu": Nsight Compute.
+  /// "ncu": Nsight Compute (the default). "cupti": CUPTI SASS metrics inside the runner
+  /// (sass/pc_counts.h), experimental: on CUPTI 13.0 it records only the first kernel launched,
+  /// which makes every evaluation INFRA_ERROR, never a wrong verdict (NOTES.md, session 3).
   /// Trusted prebuilt libraries have no cubin listing to map offsets with and always use ncu.
-  std::string sass_tool = "cupti";
+  std::string sass_tool = "ncu";
   double profile_timeout_s = 300.0;
   bool measure_time = true;
   double startup_timeout_s = 60.0;  ///< runner start, library load, IPC mapping

@@ -36,6 +36,7 @@ struct Evaluator::Context {
   fs::path library;
   std::set<std::string> kernels;  ///< the candidate's own kernel entry points (cubin symbols)
   PcOpcodes listing;              ///< the candidate cubin's instructions by offset (static SASS)
+  std::optional<bool> static_mechanism_opcodes;  ///< unset: no static listing (cuobjdump missing)
   bool trusted = false;
   uint64_t seed = 0;
   std::unique_ptr<TempDir> scratch;
@@ -158,6 +159,7 @@ Verdict Evaluator::evaluate_source(const std::string& definition, const std::str
   StaticSass sass = disassemble_cubin(compiled.cubin().string());
   c.v.stages["static_sass"] = to_json(sass);
   c.listing = std::move(sass.pc_opcodes);
+  if (sass.available) c.static_mechanism_opcodes = has_mechanism_opcodes(sass.total);
   c.library = compiled.library();
   c.kernels.insert(compiled.kernels.begin(), compiled.kernels.end());
   Verdict v = run_stages(c);
@@ -346,6 +348,16 @@ bool Evaluator::stage_correctness(Context& c) {
 bool Evaluator::stage_runtime_sass(Context& c) {
   if (!c.options.profile) {
     c.v.stages["runtime_sass"] = {{"available", false}, {"note", "disabled by option"}};
+    return true;
+  }
+  if (c.static_mechanism_opcodes == false) {
+    // What runs is a subset of the cubin: with no wgmma/TMA/tcgen05 opcode in it, none can run.
+    // Kernels from elsewhere are still caught by the timing stage's kernel-origin check.
+    RuntimeSass none;
+    none.available = true;
+    none.source = "static SASS: the cubin has no wgmma, TMA or tcgen05 opcode, so no profile was needed";
+    c.v.stages["runtime_sass"] = to_json(none);
+    c.v.runtime_mechanisms = none.mechanisms;
     return true;
   }
   std::vector<std::string> once = {runner_path(c.options), "once", "--library", c.library.string(),

@@ -39,6 +39,16 @@ TEST(Mechanisms, BlackwellRulesNeedBothMmaAndTmemLoad) {
   EXPECT_EQ(family_count({{"HGMMA", 3}, {"QGMMA", 2}, {"FFMA", 9}}, "GMMA"), 5);
 }
 
+// A cubin without any of these opcodes cannot execute a mechanism: the profile is skipped.
+TEST(Mechanisms, MechanismOpcodesDecideWhetherTheProfileRuns) {
+  EXPECT_FALSE(has_mechanism_opcodes({{"FFMA", 9}, {"LDS", 4}, {"HMMA", 2}}));  // mma.sync is not wgmma
+  EXPECT_TRUE(has_mechanism_opcodes({{"FFMA", 9}, {"HGMMA", 1}}));
+  EXPECT_TRUE(has_mechanism_opcodes({{"UTMALDG", 1}}));
+  EXPECT_TRUE(has_mechanism_opcodes({{"UTMAREDG", 1}}));
+  EXPECT_TRUE(has_mechanism_opcodes({{"LDTM", 1}}));
+  EXPECT_FALSE(has_mechanism_opcodes({}));
+}
+
 TEST(NcuReport, CsvFieldsAndInstanceValues) {
   auto f = split_csv_line(R"csv("0","a,b","x ""q""",,"1,408 (LDC: 384)")csv");
   ASSERT_EQ(f.size(), 5u);

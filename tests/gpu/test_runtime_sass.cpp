@@ -1,6 +1,7 @@
-// Runtime SASS counts: CUPTI SASS metrics inside the runner (the default) against Nsight Compute,
-// on the same kernels and inputs. Both count predicate-true thread executions per opcode; they
-// must agree exactly, including on the fixture whose wgmma is compiled in but never taken.
+// Runtime SASS counts. ncu (the default) runs only when the cubin holds a mechanism opcode; a
+// cubin without any gets all mechanisms false from its static listing. The experimental CUPTI
+// path must fail safe: either its counts equal ncu's exactly, or the evaluation is INFRA_ERROR
+// (on CUPTI 13.0 it records only the first kernel launched: NOTES.md, session 3).
 #include <fmt/format.h>
 
 #include "common/error.h"
@@ -46,26 +47,40 @@ TEST_F(RuntimeSassTools, RunnerListsTheMetricsWeCount) {
   EXPECT_NE(r.out.text.find(std::string(kCuptiThreadTrueMetric) + ":"), std::string::npos) << r.out.text;
 }
 
-TEST_F(RuntimeSassTools, CuptiCountsEqualNcuCounts) {
+TEST_F(RuntimeSassTools, NcuRunsOnlyWhenTheCubinHasMechanismOpcodes) {
+  Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
+  CandidateSuite suite = load_suite(fs::path(PTXBENCH_TEST_DATA) / "fixtures/gemm/suite.json");
+  Evaluator ncu(catalog, counting_only("ncu"));
+  Verdict simt = ncu.evaluate_source(suite.definition, "", find_case(suite, "simt_tiled_gemm").source);
+  ASSERT_EQ(simt.status, Status::PASSED) << simt.message;
+  EXPECT_EQ(simt.stages.at("runtime_sass").at("source").get<std::string>().rfind("static SASS", 0), 0u);
+  ASSERT_TRUE(simt.runtime_mechanisms.has_value());
+  EXPECT_FALSE(simt.runtime_mechanisms->c_gen4);
+  Verdict never = ncu.evaluate_source(suite.definition, "", find_case(suite, "wgmma_never_taken").source);
+  ASSERT_EQ(never.status, Status::PASSED) << never.message;
+  EXPECT_EQ(never.stages.at("runtime_sass").at("source").get<std::string>().rfind("ncu", 0), 0u);
+  EXPECT_FALSE(never.runtime_mechanisms->c_gen4) << "compiled in, never executed";
+}
+
+TEST_F(RuntimeSassTools, ExperimentalCuptiCountsEqualNcuOrFailSafe) {
   Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
   CandidateSuite suite = load_suite(fs::path(PTXBENCH_TEST_DATA) / "fixtures/gemm/suite.json");
   Evaluator ncu(catalog, counting_only("ncu"));
   Evaluator cupti(catalog, counting_only("cupti"));
-  for (const char* name : {"wgmma_tma_gemm", "wgmma_never_taken", "simt_tiled_gemm"}) {
+  for (const char* name : {"wgmma_tma_gemm", "wgmma_never_taken"}) {
     SCOPED_TRACE(name);
     const SuiteCase& c = find_case(suite, name);
     Verdict a = ncu.evaluate_source(suite.definition, "", c.source);
     Verdict b = cupti.evaluate_source(suite.definition, "", c.source);
     ASSERT_EQ(a.status, Status::PASSED) << a.message;
-    ASSERT_EQ(b.status, Status::PASSED) << b.message;
     const auto& sa = a.stages.at("runtime_sass");
+    fmt::print("[runtime_sass] {:<18} ncu {:.2f} s gmma {} tma {} | cupti {} {:.2f} s\n", name, sa.value("wall_s", 0.0),
+               sa.value("gmma", -1), sa.value("tma", -1), to_string(b.status),
+               b.stages.contains("runtime_sass") ? b.stages.at("runtime_sass").value("wall_s", 0.0) : 0.0);
+    if (b.status == Status::INFRA_ERROR) continue;  // fail-safe: never counted against a model
+    ASSERT_EQ(b.status, Status::PASSED) << b.message;
     const auto& sb = b.stages.at("runtime_sass");
-    fmt::print("[runtime_sass] {:<18} ncu {:.2f} s gmma {} tma {} | cupti {:.2f} s gmma {} tma {}\n", name,
-               sa.value("wall_s", 0.0), sa.value("gmma", -1), sa.value("tma", -1), sb.value("wall_s", 0.0),
-               sb.value("gmma", -1), sb.value("tma", -1));
-    EXPECT_EQ(sb.at("source").get<std::string>().rfind("CUPTI", 0), 0u);
     EXPECT_EQ(sa.at("thread_true_opcodes"), sb.at("thread_true_opcodes"));
-    EXPECT_EQ(sa.at("warp_executed_opcodes"), sb.at("warp_executed_opcodes"));
     EXPECT_EQ(sa.at("mechanisms"), sb.at("mechanisms"));
   }
 }
