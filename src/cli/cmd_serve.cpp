@@ -39,6 +39,7 @@ struct ServeArgs {
   double lease = 120, retention_hours = 24 * 7;
   double sanitize_timeout = 0, call_timeout = 0;  // 0: the evaluator's defaults
   std::string sass_tool = "ncu";
+  double avoid_window = 60;
   int threads = 64;
 };
 
@@ -65,9 +66,14 @@ int serve(const ServeArgs& a) {
     if (n <= 0) throw EnvironmentError("serve", "no CUDA device found (use --fake-gpus N to run without a GPU)");
     for (int d = 0; d < n; ++d) pool_config.devices.push_back(d);
   }
+  // With several GPUs, a task whose evaluation failed on one (its worker died, an infrastructure
+  // error) is re-run on another first.
+  if (pool_config.devices.size() > 1)
+    pool_config.worker_args.insert(pool_config.worker_args.end(), {"--avoid-window", std::to_string(a.avoid_window)});
 
   TaskQueue queue(db);
   int64_t recovered = queue.recover_all_running("service restarted; re-run");
+  queue.clear_health();  // records of GPUs this start does not use must not steer re-runs
   WorkerPool pool(pool_config);
   ServiceApi api(catalog, db, EvalRequestLimits{}, [&pool] { return pool.status(); });
   auto [host, port] = parse_listen_address(a.listen);
@@ -102,7 +108,7 @@ int serve(const ServeArgs& a) {
 
 struct WorkerArgs {
   std::string db, name, gpu_lock;
-  double sanitize_timeout = 0, call_timeout = 0, state_budget_fraction = 0.5;
+  double sanitize_timeout = 0, call_timeout = 0, state_budget_fraction = 0.5, avoid_window = 0;
   std::string sass_tool = "ncu";
   int device = 0;
   double lease = 120;
@@ -132,6 +138,7 @@ int worker(const WorkerArgs& a) {
   config.device = a.device;
   config.lease_s = a.lease;
   config.max_attempts = a.max_attempts;
+  config.avoid_window_s = a.avoid_window;
   return run_worker(config, *backend, catalog, g_stop);
 }
 
@@ -152,6 +159,8 @@ void register_serve(CLI::App& app, Action& action) {
       ->check(CLI::Range(1, 16));
   serve_cmd->add_option("--sanitize-timeout", s.sanitize_timeout, "seconds per compute-sanitizer run (default 120)");
   serve_cmd->add_option("--call-timeout", s.call_timeout, "seconds per correctness call (default 30)");
+  serve_cmd->add_option("--avoid-window", s.avoid_window,
+                        "with several GPUs: seconds a task that failed on one GPU is left to the others (default 60)");
   serve_cmd->add_option("--sass-tool", s.sass_tool, "runtime SASS counts through ncu (default) or cupti (experimental)")
       ->check(CLI::IsMember({"cupti", "ncu"}));
   serve_cmd->callback([&action] { action = [] { return serve(s); }; });
@@ -167,6 +176,8 @@ void register_serve(CLI::App& app, Action& action) {
   worker_cmd->add_option("--gpu-lock", w.gpu_lock, "lock file shared with the other workers of this GPU");
   worker_cmd->add_option("--sanitize-timeout", w.sanitize_timeout, "seconds per compute-sanitizer run");
   worker_cmd->add_option("--call-timeout", w.call_timeout, "seconds per correctness call");
+  worker_cmd->add_option("--avoid-window", w.avoid_window,
+                         "seconds a task that failed on this GPU is left to other GPUs (default 0)");
   worker_cmd->add_option("--sass-tool", w.sass_tool, "runtime SASS counts through ncu or cupti (experimental)")
       ->check(CLI::IsMember({"cupti", "ncu"}));
   worker_cmd->add_option("--state-budget-fraction", w.state_budget_fraction,

@@ -9,7 +9,9 @@
 namespace ptxbench {
 namespace {
 
-constexpr int kSchemaVersion = 2;  // 2: tasks.client_key (idempotent submission)
+// 2: tasks.client_key (idempotent submission); 3: tasks.device, avoid_device, requeued_at (a task
+// re-queued after a failure on a GPU goes to another GPU first).
+constexpr int kSchemaVersion = 3;
 
 TaskState parse_state(const std::string& s) {
   if (s == "queued") return TaskState::queued;
@@ -24,6 +26,9 @@ std::string random_id() {
            static_cast<unsigned long long>(rng()));
   return buf;
 }
+
+// A task taken back from a failed claim remembers the GPU it failed on (its first ? is now).
+const char* kAvoidThisDevice = "avoid_device = device, requeued_at = ?";
 
 const char* kColumns =
     "id, state, request, verdict, status, attempts, worker, note, created_at, started_at, finished_at";
@@ -76,6 +81,12 @@ TaskQueue::TaskQueue(const std::string& path) : m_db(path) {
   if (v == 1) {
     m_db.exec("ALTER TABLE tasks ADD COLUMN client_key TEXT");
     m_db.exec("CREATE UNIQUE INDEX IF NOT EXISTS tasks_by_client_key ON tasks(client_key) WHERE client_key IS NOT NULL");
+    v = 2;
+  }
+  if (v == 2) {
+    m_db.exec("ALTER TABLE tasks ADD COLUMN device INTEGER NOT NULL DEFAULT -1");
+    m_db.exec("ALTER TABLE tasks ADD COLUMN avoid_device INTEGER");
+    m_db.exec("ALTER TABLE tasks ADD COLUMN requeued_at REAL NOT NULL DEFAULT 0");
     m_db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   } else if (v != kSchemaVersion) {
     throw Error("queue", "database schema version " + std::to_string(v) + " is not " + std::to_string(kSchemaVersion));
@@ -111,18 +122,23 @@ Enqueued TaskQueue::enqueue_once(const ordered_json& request, const std::string&
   return {id, true};
 }
 
-std::optional<Claim> TaskQueue::claim(const std::string& worker, double lease_s) {
+std::optional<Claim> TaskQueue::claim(const std::string& worker, double lease_s, int device, double avoid_window_s) {
   SqliteTransaction tx(m_db);
-  auto pick = m_db.prepare(std::string("SELECT ") + kColumns + " FROM tasks WHERE state = 'queued' ORDER BY seq LIMIT 1");
+  double t_now = now();
+  auto pick = m_db.prepare(std::string("SELECT ") + kColumns +
+                           " FROM tasks WHERE state = 'queued' AND (avoid_device IS NULL OR avoid_device != ?1 OR "
+                           "requeued_at <= ?2 OR NOT EXISTS (SELECT 1 FROM gpu_health WHERE device != ?1 AND "
+                           "state = 'healthy')) ORDER BY seq LIMIT 1");
+  pick.bind(1, static_cast<int64_t>(device)).bind(2, t_now - avoid_window_s);
   if (!pick.step()) return std::nullopt;
   TaskRecord t = read_row(pick);
-  double t_now = now();
-  m_db.prepare("UPDATE tasks SET state = 'running', attempts = attempts + 1, worker = ?, started_at = ?, lease_until = ? "
-               "WHERE id = ?")
+  m_db.prepare("UPDATE tasks SET state = 'running', attempts = attempts + 1, worker = ?, started_at = ?, lease_until = ?, "
+               "device = ? WHERE id = ?")
       .bind(1, worker)
       .bind(2, t_now)
       .bind(3, t_now + lease_s)
-      .bind(4, t.id)
+      .bind(4, static_cast<int64_t>(device))
+      .bind(5, t.id)
       .run();
   tx.commit();
   t.state = TaskState::running;
@@ -161,20 +177,23 @@ bool TaskQueue::requeue(const Claim& c, const std::string& reason, int64_t max_a
     if (!v.contains("status")) v["status"] = "INFRA_ERROR";
     return complete(c, v);
   }
-  m_db.prepare("UPDATE tasks SET state = 'queued', note = ?, lease_until = 0 "
-               "WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")
+  m_db.prepare(std::string("UPDATE tasks SET state = 'queued', note = ?, lease_until = 0, ") + kAvoidThisDevice +
+               " WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")
       .bind(1, reason)
-      .bind(2, c.task.id)
-      .bind(3, c.worker)
-      .bind(4, c.token)
+      .bind(2, now())
+      .bind(3, c.task.id)
+      .bind(4, c.worker)
+      .bind(5, c.token)
       .run();
   return m_db.changes() == 1;
 }
 
 int64_t TaskQueue::recover_expired() {
-  m_db.prepare("UPDATE tasks SET state = 'queued', note = 'lease expired (worker lost)' "
-               "WHERE state = 'running' AND lease_until < ?")
-      .bind(1, now())
+  double t_now = now();
+  m_db.prepare(std::string("UPDATE tasks SET state = 'queued', note = 'lease expired (worker lost)', ") + kAvoidThisDevice +
+               " WHERE state = 'running' AND lease_until < ?")
+      .bind(1, t_now)
+      .bind(2, t_now)
       .run();
   return m_db.changes();
 }
@@ -197,9 +216,11 @@ int64_t TaskQueue::recover_worker(const std::string& worker, const std::string& 
       .bind(5, max_attempts)
       .run();
   int64_t finished = m_db.changes();
-  m_db.prepare("UPDATE tasks SET state = 'queued', note = ?, lease_until = 0 WHERE state = 'running' AND worker = ?")
+  m_db.prepare(std::string("UPDATE tasks SET state = 'queued', note = ?, lease_until = 0, ") + kAvoidThisDevice +
+               " WHERE state = 'running' AND worker = ?")
       .bind(1, reason)
-      .bind(2, worker)
+      .bind(2, now())
+      .bind(3, worker)
       .run();
   int64_t requeued = m_db.changes();
   tx.commit();
@@ -214,6 +235,8 @@ std::vector<std::pair<std::string, double>> TaskQueue::recent_durations(int64_t 
   while (st.step()) out.emplace_back(st.text(0), st.real(1));
   return out;
 }
+
+void TaskQueue::clear_health() { m_db.exec("DELETE FROM gpu_health"); }
 
 void TaskQueue::record_health(int device, const std::string& state, const ordered_json& detail) {
   m_db.prepare("INSERT INTO gpu_health (device, state, detail, updated_at) VALUES (?, ?, ?, ?) "

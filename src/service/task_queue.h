@@ -50,8 +50,11 @@ class TaskQueue {
   /// a client that resends after a lost answer (a service restart) never makes a twin. The same key
   /// with a different request is an InputError.
   Enqueued enqueue_once(const ordered_json& request, const std::string& client_key);
-  /// The oldest queued task, now running under `worker` until now + lease_s; nullopt when none.
-  std::optional<Claim> claim(const std::string& worker, double lease_s);
+  /// The oldest queued task, now running under `worker` (on GPU `device`) until now + lease_s;
+  /// nullopt when none. A task re-queued after a failure on this device (a dead worker, an expired
+  /// lease, an infrastructure error) is left to other devices for `avoid_window_s` seconds, as long
+  /// as another device's latest health check says healthy.
+  std::optional<Claim> claim(const std::string& worker, double lease_s, int device = -1, double avoid_window_s = 0);
   /// Extends the lease; false when the claim is no longer current.
   bool heartbeat(const Claim& c, double lease_s);
   /// Stores the verdict and finishes the task; false (nothing written) when the claim is stale.
@@ -71,6 +74,8 @@ class TaskQueue {
 
   /// The latest health check of a device, as its worker recorded it.
   void record_health(int device, const std::string& state, const ordered_json& detail);
+  /// Forgets every health record (the service starts: its workers check their GPUs again).
+  void clear_health();
   /// device -> {state, detail, updated_at}
   [[nodiscard]] std::map<int, ordered_json> health_records();
   /// Canary calibration (µs) of a GPU, by a key naming the physical device.

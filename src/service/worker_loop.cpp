@@ -74,7 +74,7 @@ int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& 
   TaskQueue queue(config.db);
   if (!check_and_record_health(queue, backend, config.device).empty()) return kWorkerUnhealthyExit;
   while (!stop) {
-    auto claim = queue.claim(config.name, config.lease_s);
+    auto claim = queue.claim(config.name, config.lease_s, config.device, config.avoid_window_s);
     if (!claim) {
       std::this_thread::sleep_for(std::chrono::duration<double>(config.poll_s));
       continue;

@@ -19,6 +19,9 @@ struct WorkerConfig {
   double lease_s = 60.0;   ///< a claim not renewed for this long goes back to the queue
   double poll_s = 0.1;     ///< idle wait between claim attempts
   int64_t max_attempts = 3;
+  /// A task that failed on this GPU (dead worker, lost lease, INFRA_ERROR) waits this long for
+  /// another GPU before this one may take it again (0 on a host with one GPU).
+  double avoid_window_s = 0.0;
   EvalRequestLimits limits;
 };
 

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/fs.h"
+#include "service/sqlite_db.h"
 #include "service/task_queue.h"
 
 using namespace ptxbench;
@@ -127,4 +128,77 @@ TEST_F(QueueTest, FinishedTasksExpire) {
   EXPECT_EQ(q.expire_finished(-1), 1);
   EXPECT_FALSE(q.get(done).has_value());
   EXPECT_TRUE(q.get(waiting).has_value());
+}
+
+// Multi-GPU: a task taken back from a failure on GPU 1 (its worker died) goes to GPU 0 first;
+// GPU 1 may take it again once the window has passed (a host whose other GPUs are gone).
+TEST_F(QueueTest, ATaskThatFailedOnAGpuGoesToAnotherGpuFirst) {
+  TaskQueue q(path());
+  q.record_health(0, "healthy", ordered_json::object());
+  q.record_health(1, "healthy", ordered_json::object());
+  std::string a = q.enqueue(request(1));
+  std::string b = q.enqueue(request(2));
+  auto on1 = q.claim("gpu1.0", 60, 1, 30);
+  ASSERT_TRUE(on1.has_value());
+  EXPECT_EQ(on1->task.id, a);
+  EXPECT_EQ(q.recover_worker("gpu1.0", "worker gpu1.0 killed", 3), 1);
+  auto next_on1 = q.claim("gpu1.1", 60, 1, 30);
+  ASSERT_TRUE(next_on1.has_value());
+  EXPECT_EQ(next_on1->task.id, b) << "GPU 1 skips the task that failed there";
+  EXPECT_FALSE(q.claim("gpu1.2", 60, 1, 30).has_value()) << "only the avoided task is left";
+  auto on0 = q.claim("gpu0.0", 60, 0, 30);
+  ASSERT_TRUE(on0.has_value());
+  EXPECT_EQ(on0->task.id, a);
+  EXPECT_EQ(on0->token, 2);
+
+  // An infrastructure error re-queues the same way; with no window GPU 1 may take it back at once.
+  EXPECT_TRUE(q.requeue(*on0, "GPU 0 unhealthy", 3, {{"status", "INFRA_ERROR"}}));
+  EXPECT_FALSE(q.claim("gpu0.1", 60, 0, 30).has_value());
+  auto back = q.claim("gpu0.1", 60, 0, 0);
+  ASSERT_TRUE(back.has_value());
+  EXPECT_EQ(back->task.id, a);
+  // Lost leases too.
+  auto stale = q.claim("gpu0.2", 0.01, 0, 30);
+  EXPECT_FALSE(stale.has_value()) << "nothing else is queued";
+  EXPECT_TRUE(q.complete(*back, {{"status", "PASSED"}}));
+  std::string c = q.enqueue(request(3));
+  auto lost = q.claim("gpu0.2", 0.01, 0, 30);
+  ASSERT_TRUE(lost.has_value());
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  EXPECT_EQ(q.recover_expired(), 1);
+  EXPECT_FALSE(q.claim("gpu0.3", 60, 0, 30).has_value());
+  auto elsewhere = q.claim("gpu1.3", 60, 1, 30);
+  ASSERT_TRUE(elsewhere.has_value());
+  EXPECT_EQ(elsewhere->task.id, c);
+
+  // With no other healthy GPU there is nowhere else to go: no wait.
+  EXPECT_TRUE(q.requeue(*elsewhere, "GPU 1 unhealthy", 3, {{"status", "INFRA_ERROR"}}));
+  EXPECT_FALSE(q.claim("gpu1.4", 60, 1, 30).has_value());
+  q.record_health(0, "unhealthy", ordered_json::object());
+  auto only = q.claim("gpu1.4", 60, 1, 30);
+  ASSERT_TRUE(only.has_value());
+  EXPECT_EQ(only->task.id, c);
+}
+
+// A queue written by the previous schema (version 2, session 2's services) opens, keeps its
+// tasks and gains the per-device columns.
+TEST_F(QueueTest, AVersionTwoQueueIsMigrated) {
+  {
+    SqliteDb db(path());
+    db.exec(R"(CREATE TABLE tasks (
+      id TEXT PRIMARY KEY, state TEXT NOT NULL, request TEXT NOT NULL, verdict TEXT, status TEXT NOT NULL DEFAULT '',
+      attempts INTEGER NOT NULL DEFAULT 0, worker TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT '',
+      created_at REAL NOT NULL, started_at REAL NOT NULL DEFAULT 0, finished_at REAL NOT NULL DEFAULT 0,
+      lease_until REAL NOT NULL DEFAULT 0, seq INTEGER NOT NULL, client_key TEXT))");
+    db.exec(R"(INSERT INTO tasks (id, state, request, created_at, seq) VALUES ('old', 'queued', '{"n": 7}', 1.0, 1))");
+    db.exec("PRAGMA user_version = 2");
+  }
+  TaskQueue q(path());
+  auto c = q.claim("gpu1.0", 60, 1, 30);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->task.id, "old");
+  EXPECT_EQ(c->task.request["n"], 7);
+  EXPECT_EQ(q.recover_worker("gpu1.0", "killed", 3), 1);
+  TaskQueue reopened(path());
+  EXPECT_EQ(reopened.get("old")->state, TaskState::queued);
 }
