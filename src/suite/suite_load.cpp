@@ -119,7 +119,8 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
             for (const auto& [name, st] : v["stages"].items()) {
               if (!st.is_object()) continue;
               if (st.contains("wall_s") && st["wall_s"].is_number()) r.stage_s[name] = st["wall_s"];
-              if (st.contains("gpu_lock_wait_s") && st["gpu_lock_wait_s"].is_number()) r.stage_s["gpu_lock_wait"] = st["gpu_lock_wait_s"];
+              if (st.contains("gpu_lock_wait_s") && st["gpu_lock_wait_s"].is_number())
+                r.stage_s[name + "_lock_wait"] = st["gpu_lock_wait_s"];
             }
           r.mismatches = expectation_mismatches(lc.c.expect, v);
         } else {

@@ -221,11 +221,16 @@ Verdict Evaluator::run_stages(Context& c) {
     // the H200. CUPTI counting (about a second) keeps the same turnstile.
     GpuLock profiler_lock(c.options.gpu_lock.empty() ? "" : c.options.gpu_lock + ".profiler");
     auto untimed = [&](const char* name, bool (Evaluator::*stage)(Context&)) {
+      auto wait_start = std::chrono::steady_clock::now();
       GpuLock::Hold profiler;
       if (stage == &Evaluator::stage_runtime_sass) profiler = profiler_lock.acquire(GpuLock::Mode::exclusive);
       GpuLock::Hold shared = gpu_lock.acquire(GpuLock::Mode::shared);
+      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
       if (!c.state) c.state = &state_for(c.workload);
-      return timed(name, stage);
+      bool passed = timed(name, stage);
+      if (gpu_lock.enabled() && c.v.stages.contains(name) && c.v.stages[name].is_object())
+        c.v.stages[name]["gpu_lock_wait_s"] = waited;
+      return passed;
     };
     bool ok = untimed("sanitize", &Evaluator::stage_sanitize) && untimed("correctness", &Evaluator::stage_correctness) &&
               untimed("runtime_sass", &Evaluator::stage_runtime_sass);
