@@ -88,10 +88,11 @@ int run_suite_load(LoadArgs& a) {
     fmt::print("{:<22} {:>6} {:>9.2f} {:>9.2f} {:>9.2f} {:>10.2f}\n", status, s["count"].get<int>(), s["p50_s"].get<double>(),
                s["p95_s"].get<double>(), s["max_s"].get<double>(), s["eval_p50_s"].get<double>());
   fmt::print("{} of {} as expected, {} lost, {} distinct task ids, {} re-run by the service, {} resent; "
-             "{:.1f} evaluations/min over {:.0f} s\n",
+             "{:.1f} evaluations/min over {:.0f} s ({:.1f}/min steady)\n",
              summary["as_expected"].get<int>(), summary["submissions"].get<int>(), summary["lost"].get<int>(),
              summary["distinct_task_ids"].get<int>(), summary["rerun_by_service"].get<int>(), summary["resent_by_client"].get<int>(),
-             summary["evaluations_per_minute"].get<double>(), summary["wall_s"].get<double>());
+             summary["evaluations_per_minute"].get<double>(), summary["wall_s"].get<double>(),
+             summary["steady_evaluations_per_minute"].get<double>());
   return report.all_as_expected() && summary["distinct_task_ids"].get<std::size_t>() == report.records.size() ? 0 : 1;
 }
 

@@ -187,6 +187,17 @@ ordered_json LoadReport::summary() const {
   for (const auto& [name, per_stage] : stages)
     for (const auto& [stage, v] : per_stage) stage_medians[name][stage] = median(v);
   std::size_t finished = records.size() - static_cast<std::size_t>(lost);
+  // Steady state: verdicts between the first and the last tenth (workers warming their caches at
+  // the start, the queue draining at the end), comparable between runs of different lengths.
+  std::vector<double> done_times;
+  for (const auto& r : records)
+    if (!r.lost) done_times.push_back(r.done_at);
+  std::sort(done_times.begin(), done_times.end());
+  double steady = 0.0;
+  if (done_times.size() >= 10) {
+    std::size_t i0 = done_times.size() / 10, i1 = done_times.size() - 1 - done_times.size() / 10;
+    if (done_times[i1] > done_times[i0]) steady = 60.0 * static_cast<double>(i1 - i0) / (done_times[i1] - done_times[i0]);
+  }
   return {{"submissions", records.size()},
           {"finished", finished},
           {"as_expected", records.size() - static_cast<std::size_t>(wrong)},
@@ -199,6 +210,7 @@ ordered_json LoadReport::summary() const {
           {"resent_by_client", resent},
           {"wall_s", wall_s},
           {"evaluations_per_minute", wall_s > 0 ? 60.0 * static_cast<double>(finished) / wall_s : 0.0},
+          {"steady_evaluations_per_minute", steady},
           {"latency", latency_stats(all)},
           {"by_status", per_status},
           {"speedup_by_case", speed},

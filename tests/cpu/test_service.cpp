@@ -366,3 +366,24 @@ TEST_F(ServiceTest, LoadSurvivesTheLossOfOneGpusWorkers) {
     if (g.value("device", -1) == 1) restarts += g.value("restarts", 0);
   EXPECT_EQ(restarts, 2) << health.dump(2);
 }
+
+// The steady-state rate leaves out the first and last tenth of the verdicts (cache warm-up, drain).
+TEST(LoadSummary, SteadyRateLeavesOutTheWarmUpAndTheDrain) {
+  LoadReport r;
+  for (int i = 0; i < 20; ++i) {
+    LoadRecord rec;
+    rec.index = i;
+    rec.id = "t" + std::to_string(i);
+    rec.worker = i % 2 ? "gpu1.0" : "gpu0.0";
+    rec.submitted_at = 0;
+    // two slow verdicts at each end, one per second in between
+    rec.done_at = i < 2 ? 10.0 * (i + 1) : (i >= 18 ? 100.0 + 10.0 * i : 20.0 + i);
+    r.records.push_back(rec);
+  }
+  r.wall_s = 300;
+  ordered_json s = r.summary();
+  EXPECT_DOUBLE_EQ(s["steady_evaluations_per_minute"].get<double>(), 60.0);
+  EXPECT_DOUBLE_EQ(s["evaluations_per_minute"].get<double>(), 4.0);
+  EXPECT_EQ(s["finished_by_worker"]["gpu0.0"], 10);
+  EXPECT_EQ(s["finished_by_worker"]["gpu1.0"], 10);
+}
