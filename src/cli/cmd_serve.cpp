@@ -66,6 +66,12 @@ int serve(const ServeArgs& a) {
     if (n <= 0) throw EnvironmentError("serve", "no CUDA device found (use --fake-gpus N to run without a GPU)");
     for (int d = 0; d < n; ++d) pool_config.devices.push_back(d);
   }
+  // The host's cores shared out among all workers for output comparisons.
+  {
+    unsigned workers = static_cast<unsigned>(pool_config.devices.size() * std::max(1, a.workers_per_gpu));
+    unsigned share = std::max(1u, std::thread::hardware_concurrency() / std::max(1u, workers));
+    pool_config.worker_args.insert(pool_config.worker_args.end(), {"--compare-threads", std::to_string(std::min(16u, share))});
+  }
   // With several GPUs, a task whose evaluation failed on one (its worker died, an infrastructure
   // error) is re-run on another first.
   if (pool_config.devices.size() > 1)
@@ -110,6 +116,7 @@ struct WorkerArgs {
   std::string db, name, gpu_lock;
   double sanitize_timeout = 0, call_timeout = 0, state_budget_fraction = 0.5, avoid_window = 0;
   std::string sass_tool = "ncu";
+  unsigned compare_threads = 0;
   int device = 0;
   double lease = 120;
   int64_t max_attempts = 3;
@@ -130,6 +137,7 @@ int worker(const WorkerArgs& a) {
     if (a.call_timeout > 0) base.call_timeout_s = a.call_timeout;
     base.state_budget_fraction = a.state_budget_fraction;
     base.sass_tool = a.sass_tool;
+    base.compare_threads = a.compare_threads;
     backend = make_gpu_backend(catalog, base);
   }
   WorkerConfig config;
@@ -176,6 +184,8 @@ void register_serve(CLI::App& app, Action& action) {
   worker_cmd->add_option("--gpu-lock", w.gpu_lock, "lock file shared with the other workers of this GPU");
   worker_cmd->add_option("--sanitize-timeout", w.sanitize_timeout, "seconds per compute-sanitizer run");
   worker_cmd->add_option("--call-timeout", w.call_timeout, "seconds per correctness call");
+  worker_cmd->add_option("--compare-threads", w.compare_threads,
+                         "host threads per output comparison (default: one per core, at most 16)");
   worker_cmd->add_option("--avoid-window", w.avoid_window,
                          "seconds a task that failed on this GPU is left to other GPUs (default 0)");
   worker_cmd->add_option("--sass-tool", w.sass_tool, "runtime SASS counts through ncu or cupti (experimental)")

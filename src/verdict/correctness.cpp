@@ -69,12 +69,12 @@ double element_to_double(const void* data, DType dtype, int64_t i) {
 }
 
 TensorComparison compare_tensor(const void* got, const float* expected, const TensorSpec& spec,
-                                const Tolerance& tol) {
+                                const Tolerance& tol, unsigned threads) {
   TensorComparison c;
   c.name = spec.name;
   c.elements = spec.numel();
   (void)element_to_double(got, spec.dtype, 0);  // rejects unsupported dtypes up front
-  unsigned threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
+  if (threads == 0) threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
   if (c.elements < (1 << 20)) threads = 1;
   std::vector<Partial> parts(threads);
   auto work = [&](unsigned t) {

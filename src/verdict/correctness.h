@@ -34,9 +34,10 @@ struct TensorComparison {
   bool passed = false;
 };
 
-/// Compares the candidate's output `got` (raw elements of spec.dtype) with the fp32 reference.
+/// Compares the candidate's output `got` (raw elements of spec.dtype) with the fp32 reference, on
+/// `threads` host threads (0: one per core, at most 16; workers sharing a host pass their share).
 TensorComparison compare_tensor(const void* got, const float* expected, const TensorSpec& spec,
-                                const Tolerance& tol);
+                                const Tolerance& tol, unsigned threads = 0);
 
 /// Converts one element of a floating dtype to double (bf16, f16, f32).
 double element_to_double(const void* data, DType dtype, int64_t index);

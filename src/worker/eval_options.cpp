@@ -18,7 +18,8 @@ ordered_json EvalOptions::to_json() const {
           {"trial_timeout_s", trial_timeout_s},
           {"compile_timeout_s", compile.timeout_s},
           {"shared_gpu", !gpu_lock.empty()},
-          {"state_budget_fraction", state_budget_fraction}};
+          {"state_budget_fraction", state_budget_fraction},
+          {"compare_threads", compare_threads}};
 }
 
 }  // namespace ptxbench

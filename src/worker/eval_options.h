@@ -41,6 +41,9 @@ struct EvalOptions {
   /// Cached workload states (inputs, references, baselines) may hold this share of the GPU's
   /// memory; least recently used ones are dropped beyond it (worker/state_budget.h).
   double state_budget_fraction = 0.5;
+  /// Host threads comparing an output with its reference (0: one per core, at most 16). Workers
+  /// sharing a host get their share, so comparisons do not crowd each other out.
+  unsigned compare_threads = 0;
 
   [[nodiscard]] ordered_json to_json() const;
 };

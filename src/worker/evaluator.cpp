@@ -332,7 +332,7 @@ bool Evaluator::stage_correctness(Context& c) {
         return c.fail(Status::RUNTIME_ERROR, "the candidate's call failed: " + reply.value("error", std::string("?")));
       }
       c.slowest_call_us = std::max(c.slowest_call_us, reply.value("wall_us", 0.0));
-      OutputCheck check = c.state->check_candidate(c.options.tolerance);
+      OutputCheck check = c.state->check_candidate(c.options.tolerance, c.options.compare_threads);
       c.correctness_trials.push_back(trial_json(trial, "correctness", seed, check));
       if (!check.passed()) {
         record(false);
@@ -466,11 +466,11 @@ bool Evaluator::stage_timing(Context& c) {
       return finish(Status::RUNTIME_ERROR, std::string("a timed call failed: ") + f.what());
     }
     if (trial == 1) {
-      OutputCheck bc = c.state->check_baseline(c.options.tolerance);
+      OutputCheck bc = c.state->check_baseline(c.options.tolerance, c.options.compare_threads);
       section["baseline_check"] = trial_json(trial, "baseline", seed, bc);
       if (!bc.passed()) throw Error("baseline", c.state->baseline_name() + " failed the correctness rule against the reference");
     }
-    OutputCheck check = c.state->check_candidate(c.options.tolerance);
+    OutputCheck check = c.state->check_candidate(c.options.tolerance, c.options.compare_threads);
     c.correctness_trials.push_back(trial_json(trial, "timing", seed, check));
     if (!check.passed())
       return finish(status_for_check(check), check_message(check, trial, "timing") +

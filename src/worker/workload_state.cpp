@@ -57,13 +57,14 @@ void WorkloadState::prepare_trial(uint64_t seed) {
   for (const auto& in : m_inputs) m_input_fingerprints.push_back(device_checksum(in.data(), in.payload_bytes(), m_stream));
 }
 
-OutputCheck WorkloadState::compare(const std::vector<const void*>& device_outputs, const Tolerance& tol) {
+OutputCheck WorkloadState::compare(const std::vector<const void*>& device_outputs, const Tolerance& tol,
+                                   unsigned threads) {
   OutputCheck check;
   for (std::size_t i = 0; i < device_outputs.size(); ++i) {
     std::vector<unsigned char> host(m_output_specs[i].bytes());
     PTXB_CUDA_CALL(cudaMemcpyAsync(host.data(), device_outputs[i], host.size(), cudaMemcpyDeviceToHost, m_stream));
     PTXB_CUDA_CALL(cudaStreamSynchronize(m_stream));
-    check.tensors.push_back(compare_tensor(host.data(), m_reference_host[i].data(), m_output_specs[i], tol));
+    check.tensors.push_back(compare_tensor(host.data(), m_reference_host[i].data(), m_output_specs[i], tol, threads));
   }
   for (std::size_t i = 0; i < m_inputs.size(); ++i)
     if (device_checksum(m_inputs[i].data(), m_inputs[i].payload_bytes(), m_stream) != m_input_fingerprints[i])
@@ -71,10 +72,10 @@ OutputCheck WorkloadState::compare(const std::vector<const void*>& device_output
   return check;
 }
 
-OutputCheck WorkloadState::check_candidate(const Tolerance& tol) {
+OutputCheck WorkloadState::check_candidate(const Tolerance& tol, unsigned threads) {
   std::vector<const void*> outs;
   for (const auto& o : m_outputs) outs.push_back(o.data());
-  OutputCheck check = compare(outs, tol);
+  OutputCheck check = compare(outs, tol, threads);
   for (std::size_t i = 0; i < m_outputs.size(); ++i) {
     std::string where = m_outputs[i].check_guards(m_stream);
     if (!where.empty()) check.problems.push_back("wrote out of bounds of output " + m_output_specs[i].name + ", " + where);
@@ -82,10 +83,10 @@ OutputCheck WorkloadState::check_candidate(const Tolerance& tol) {
   return check;
 }
 
-OutputCheck WorkloadState::check_baseline(const Tolerance& tol) {
+OutputCheck WorkloadState::check_baseline(const Tolerance& tol, unsigned threads) {
   std::vector<const void*> outs;
   for (const auto& o : m_baseline_outputs) outs.push_back(o.get());
-  return compare(outs, tol);
+  return compare(outs, tol, threads);
 }
 
 std::vector<WireTensor> WorkloadState::wire_tensors() const {

@@ -37,9 +37,9 @@ class WorkloadState {
   void prepare_trial(uint64_t seed);
   /// Compares the candidate's outputs (written by the runner) with the reference; checks the
   /// guards and that the inputs are unchanged.
-  [[nodiscard]] OutputCheck check_candidate(const Tolerance& tol);
+  [[nodiscard]] OutputCheck check_candidate(const Tolerance& tol, unsigned threads = 0);
   /// Same rule applied to the baseline's own outputs.
-  [[nodiscard]] OutputCheck check_baseline(const Tolerance& tol);
+  [[nodiscard]] OutputCheck check_baseline(const Tolerance& tol, unsigned threads = 0);
 
   /// Inputs then outputs, as the runner maps them.
   [[nodiscard]] std::vector<WireTensor> wire_tensors() const;
@@ -48,7 +48,7 @@ class WorkloadState {
   [[nodiscard]] std::string baseline_name() const;
 
  private:
-  OutputCheck compare(const std::vector<const void*>& device_outputs, const Tolerance& tol);
+  OutputCheck compare(const std::vector<const void*>& device_outputs, const Tolerance& tol, unsigned threads);
   ResolvedWorkload m_workload;
   std::unique_ptr<Operator> m_op;
   std::unique_ptr<Baseline> m_baseline;

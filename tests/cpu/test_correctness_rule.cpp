@@ -93,3 +93,27 @@ TEST(CorrectnessRule, Bf16AndF16Decoding) {
   EXPECT_DOUBLE_EQ(element_to_double(h, DType::f16, 2), std::ldexp(1.0, -24));
   EXPECT_TRUE(std::isinf(element_to_double(h, DType::f16, 3)));
 }
+
+// The result does not depend on how many host threads compare (workers sharing a host pass their
+// share): same counts, same extremes, the same lowest mismatching indices.
+TEST(CorrectnessRule, ThreadCountDoesNotChangeTheResult) {
+  const int64_t n = 3 << 20;  // above the single-thread cut-off
+  std::vector<float> expected(n), got(n);
+  for (int64_t i = 0; i < n; ++i) expected[i] = got[i] = static_cast<float>(i % 1000) * 0.25f;
+  for (int64_t i : {int64_t{5}, int64_t{1} << 20, n / 2 + 7, n - 1}) got[i] += 50.0f;
+  got[n / 3 + 1] = std::numeric_limits<float>::quiet_NaN();
+  TensorComparison base = compare_tensor(got.data(), expected.data(), f32_spec({n}), Tolerance{}, 1);
+  EXPECT_EQ(base.mismatches, 5);
+  EXPECT_EQ(base.non_finite, 1);
+  for (unsigned threads : {0u, 2u, 3u, 16u}) {
+    SCOPED_TRACE(threads);
+    TensorComparison c = compare_tensor(got.data(), expected.data(), f32_spec({n}), Tolerance{}, threads);
+    EXPECT_EQ(c.mismatches, base.mismatches);
+    EXPECT_EQ(c.non_finite, base.non_finite);
+    EXPECT_DOUBLE_EQ(c.max_abs_error, base.max_abs_error);
+    EXPECT_DOUBLE_EQ(c.max_rel_error, base.max_rel_error);
+    ASSERT_EQ(c.first_mismatches.size(), base.first_mismatches.size());
+    for (std::size_t k = 0; k < c.first_mismatches.size(); ++k)
+      EXPECT_EQ(c.first_mismatches[k].index, base.first_mismatches[k].index);
+  }
+}
