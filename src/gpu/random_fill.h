@@ -17,6 +17,9 @@ void fill_constant(void* data, DType dtype, int64_t n, double value, cudaStream_
 
 /// The sample the generator produces for (seed, index), computed on the host (for tests).
 float normal_sample_host(uint64_t seed, uint64_t index);
+/// fill_normal's samples computed on the host into `host` (on all cores), for a process that must
+/// not launch a kernel of its own (runtime SASS counting: sass_patching.h).
+void fill_normal_host(void* host, DType dtype, int64_t n, uint64_t seed);
 
 /// Per-tensor seed derived from the trial seed and the tensor's position.
 uint64_t derive_seed(uint64_t seed, uint64_t salt);

@@ -25,7 +25,8 @@ class SassPatching {
   SassPatching& operator=(const SassPatching&) = delete;
 
   /// Patches every kernel launched from now on, in the current context. Call it before the
-  /// context's first kernel: once a kernel has run there, CUPTI records nothing (seen on the H200).
+  /// context's first kernel: once a kernel has run there, CUPTI records nothing, and it records
+  /// only the first module launched after this call (both seen on the H200, CUPTI 13.0).
   void start();
   /// Reads the counts collected since start() and stops patching. Launch-synchronous work must
   /// have finished (synchronize first).

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/fs.h"
+#include "gpu/activity_recorder.h"
 #include "gpu/cuda_call.h"
 #include "gpu/device_buffer.h"
 #include "gpu/random_fill.h"
@@ -135,14 +136,17 @@ int serve(int fd, int device) {
 int once(const std::string& library, const std::string& spec_path, uint64_t seed, int calls, int device,
          const std::string& sass_counts) {
   try {
-    // CUPTI's profiler must be set up before the process's first kernel.
-    // Counting starts before any kernel runs: in a context that already ran one, CUPTI patches
-    // nothing (seen on the H200). Our own fill kernels are counted too and left out later by
-    // their ptxb_internal_ prefix.
+    // Runtime SASS counting (experimental, docs/verdict.md): CUPTI records nothing in a context
+    // that already ran a kernel, and only the first module launched after it starts (seen on the
+    // H200). So it starts before anything runs, inputs are generated on the host, and the kernels
+    // seen launched (activity records) go with the counts: a launched kernel without counts
+    // makes them unavailable, never a verdict.
     std::unique_ptr<SassPatching> patching;
+    std::unique_ptr<ActivityRecorder> launches;
     if (!sass_counts.empty()) {
       patching = std::make_unique<SassPatching>(device);
       patching->start();
+      launches = std::make_unique<ActivityRecorder>();
     }
     PTXB_CUDA_CALL(cudaSetDevice(device));
     auto specs = tensor_specs_from_json(ordered_json::parse(read_file(spec_path)).at("tensors"));
@@ -153,18 +157,31 @@ int once(const std::string& library, const std::string& spec_path, uint64_t seed
     for (const auto& spec : specs) {
       s.owned.emplace_back(spec.bytes());
       void* p = s.owned.back().get();
-      if (!spec.is_output) fill_normal(p, spec.dtype, spec.numel(), derive_seed(seed, salt++), s.stream);
+      if (!spec.is_output) {
+        uint64_t tensor_seed = derive_seed(seed, salt++);
+        if (patching) {
+          std::vector<unsigned char> host(spec.bytes());
+          fill_normal_host(host.data(), spec.dtype, spec.numel(), tensor_seed);
+          PTXB_CUDA_CALL(cudaMemcpy(p, host.data(), host.size(), cudaMemcpyHostToDevice));
+        } else {
+          fill_normal(p, spec.dtype, spec.numel(), tensor_seed, s.stream);
+        }
+      }
       s.add_tensor(p, spec);
     }
     PTXB_CUDA_CALL(cudaStreamSynchronize(s.stream));
     for (int i = 0; i < calls; ++i) run_checked_call(s.target(), s.stream);
     if (patching) {
       PTXB_CUDA_CALL(cudaDeviceSynchronize());
-      ordered_json counts = to_json(patching->stop());
-      counts["patched_records"] = patching->last_records();
-      counts["instances"] = patching->last_instances();
-      counts["lazy_patching"] = patching->lazy();
-      write_file_atomic(sass_counts, counts.dump());
+      SassCounts counts;
+      counts.instructions = patching->stop();
+      for (const auto& r : launches->drain())
+        if (r.kind == DeviceRecord::Kind::kernel) counts.launched.insert(r.name);
+      ordered_json j = to_json(counts);
+      j["patched_records"] = patching->last_records();
+      j["instances"] = patching->last_instances();
+      j["lazy_patching"] = patching->lazy();
+      write_file_atomic(sass_counts, j.dump());
     }
     return 0;
   } catch (const CallFailure& e) {

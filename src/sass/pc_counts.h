@@ -26,13 +26,22 @@ struct PcCount {
   uint64_t thread_true = 0;
 };
 
-ordered_json to_json(const std::vector<PcCount>& counts);
+/// What the runner reports: per-instruction counts, and the kernels it saw launched (CUPTI
+/// activity records), which lets the worker notice a launched kernel CUPTI did not count.
+struct SassCounts {
+  std::vector<PcCount> instructions;
+  std::set<std::string> launched;
+};
+
+ordered_json to_json(const SassCounts& counts);
 /// Parses what the runner wrote; throws ptxbench::Error on malformed input.
-std::vector<PcCount> pc_counts_from_json(const ordered_json& j);
+SassCounts sass_counts_from_json(const ordered_json& j);
 
 /// Functions named in `candidate_kernels` count (each offset must be an instruction of the
-/// listing, else the counts are unavailable); others are foreign, except `ignore_prefix` ones.
-RuntimeSass runtime_sass_from_pcs(const std::vector<PcCount>& counts, const PcOpcodes& listing,
-                                  const std::set<std::string>& candidate_kernels, const std::string& ignore_prefix);
+/// listing); others are foreign, except `ignore_prefix` ones. The counts are unavailable when an
+/// offset is unknown, when nothing was launched, or when a launched kernel has no counted
+/// instruction (CUPTI missed it: a verdict would be wrong).
+RuntimeSass runtime_sass_from_counts(const SassCounts& counts, const PcOpcodes& listing,
+                                     const std::set<std::string>& candidate_kernels, const std::string& ignore_prefix);
 
 }  // namespace ptxbench

@@ -398,7 +398,7 @@ bool Evaluator::stage_runtime_sass(Context& c) {
   std::string text = fs::exists(out) ? read_file(out) : "";
   RuntimeSass sass;
   if (cupti && r.status.success() && !text.empty()) {
-    sass = runtime_sass_from_pcs(pc_counts_from_json(ordered_json::parse(text)), c.listing, c.kernels, "ptxb_internal_");
+    sass = runtime_sass_from_counts(sass_counts_from_json(ordered_json::parse(text)), c.listing, c.kernels, "ptxb_internal_");
   } else if (!cupti) {
     sass = parse_ncu_csv(text, c.kernels, "ptxb_internal_");
   }

@@ -113,10 +113,12 @@ TEST(SassListing, InstructionOffsetsPerFunction) {
 TEST(PcCounts, MapsOffsetsToOpcodesAndKeepsPredicatedOffOut) {
   PcOpcodes pcs = parse_sass_pcs(read_file(std::string(PTXBENCH_TEST_DATA) + "/data/sass_sample.txt"));
   const std::string gemm = "_Z11gemm_kernelPK13__nv_bfloat16S1_PS_iii";
-  std::vector<PcCount> counts = {{gemm, 0x60, 8, 0},   {gemm, 0x70, 8, 0},   {gemm, 0x30, 4, 4},
-                                 {gemm, 0x40, 4, 128}, {gemm, 0xa0, 8, 256}, {"_ZN8ptxbench14ptxb_internal_fillEv", 0x0, 1, 32},
-                                 {"_Z7foreignv", 0x0, 2, 64}};
-  RuntimeSass r = runtime_sass_from_pcs(counts, pcs, {gemm, "_Z6helperPf"}, "ptxb_internal_");
+  SassCounts counts;
+  counts.instructions = {{gemm, 0x60, 8, 0},   {gemm, 0x70, 8, 0},   {gemm, 0x30, 4, 4},
+                         {gemm, 0x40, 4, 128}, {gemm, 0xa0, 8, 256}, {"_ZN8ptxbench14ptxb_internal_fillEv", 0x0, 1, 32},
+                         {"_Z7foreignv", 0x0, 2, 64}};
+  counts.launched = {gemm, "_ZN8ptxbench14ptxb_internal_fillEv", "_Z7foreignv"};
+  RuntimeSass r = runtime_sass_from_counts(counts, pcs, {gemm, "_Z6helperPf"}, "ptxb_internal_");
   ASSERT_TRUE(r.available) << r.note;
   EXPECT_EQ(r.warp_executed.at("HGMMA"), 16);
   EXPECT_EQ(r.thread_true.count("HGMMA"), 0u);
@@ -129,26 +131,56 @@ TEST(PcCounts, MapsOffsetsToOpcodesAndKeepsPredicatedOffOut) {
   EXPECT_EQ(r.foreign_kernels, std::vector<std::string>{"_Z7foreignv"});
   EXPECT_EQ(r.source.rfind("CUPTI", 0), 0u);
 
-  RuntimeSass nothing = runtime_sass_from_pcs({}, pcs, {gemm}, "ptxb_internal_");
-  EXPECT_FALSE(nothing.available) << "no count at all is a failed counting, not a kernel without mechanisms";
+  // A foreign kernel seen launched but not counted is still foreign.
+  SassCounts unseen = counts;
+  unseen.instructions.pop_back();
+  EXPECT_EQ(runtime_sass_from_counts(unseen, pcs, {gemm}, "ptxb_internal_").foreign_kernels,
+            std::vector<std::string>{"_Z7foreignv"});
 
-  counts.push_back({gemm, 0x64, 1, 32});  // inside an instruction: not from this cubin
-  RuntimeSass bad = runtime_sass_from_pcs(counts, pcs, {gemm}, "ptxb_internal_");
-  EXPECT_FALSE(bad.available);
-  EXPECT_NE(bad.note.find("not an instruction"), std::string::npos);
+  SassCounts bad = counts;
+  bad.instructions.push_back({gemm, 0x64, 1, 32});  // inside an instruction: not from this cubin
+  RuntimeSass wrong_offset = runtime_sass_from_counts(bad, pcs, {gemm}, "ptxb_internal_");
+  EXPECT_FALSE(wrong_offset.available);
+  EXPECT_NE(wrong_offset.note.find("not an instruction"), std::string::npos);
+}
+
+// CUPTI 13.0 misses kernels (only the first module launched is counted): a launched candidate
+// kernel without counts, or no launch at all, makes the counts unavailable (INFRA_ERROR), never
+// a verdict of "no wgmma".
+TEST(PcCounts, AKernelLaunchedButNotCountedMakesTheCountsUnavailable) {
+  PcOpcodes pcs = parse_sass_pcs(read_file(std::string(PTXBENCH_TEST_DATA) + "/data/sass_sample.txt"));
+  const std::string gemm = "_Z11gemm_kernelPK13__nv_bfloat16S1_PS_iii", helper = "_Z6helperPf";
+  SassCounts counts;
+  counts.instructions = {{helper, 0x0, 4, 128}, {helper, 0x10, 4, 128}};
+  counts.launched = {helper, gemm};
+  RuntimeSass missed = runtime_sass_from_counts(counts, pcs, {gemm, helper}, "ptxb_internal_");
+  EXPECT_FALSE(missed.available);
+  EXPECT_NE(missed.note.find(gemm), std::string::npos);
+  counts.launched = {helper};
+  EXPECT_TRUE(runtime_sass_from_counts(counts, pcs, {gemm, helper}, "ptxb_internal_").available);
+  counts.launched = {"_ZN8ptxbench14ptxb_internal_fillEv"};
+  RuntimeSass none = runtime_sass_from_counts(counts, pcs, {gemm, helper}, "ptxb_internal_");
+  EXPECT_FALSE(none.available);
+  EXPECT_NE(none.note.find("no kernel launch"), std::string::npos);
 }
 
 TEST(PcCounts, JsonRoundTripAndMalformedInput) {
-  std::vector<PcCount> counts = {{"_Z1kv", 0x10, 3, 96}, {"_Z1kv", 0x20, 1, 0}};
-  std::vector<PcCount> back = pc_counts_from_json(ordered_json::parse(to_json(counts).dump()));
-  ASSERT_EQ(back.size(), 2u);
-  EXPECT_EQ(back[0].function, "_Z1kv");
-  EXPECT_EQ(back[0].pc, 0x10u);
-  EXPECT_EQ(back[0].warp_executed, 3u);
-  EXPECT_EQ(back[0].thread_true, 96u);
-  EXPECT_EQ(back[1].thread_true, 0u);
-  EXPECT_THROW(pc_counts_from_json(ordered_json::parse(R"({"records": 3})")), Error);
-  EXPECT_THROW(pc_counts_from_json(ordered_json::parse(R"({"records": [{"function": "k", "pc": -1, "warp": 1, "thread_true": 1}]})")), Error);
-  EXPECT_THROW(pc_counts_from_json(ordered_json::parse(R"({"records": [{"pc": 1, "warp": 1, "thread_true": 1}]})")), Error);
-  EXPECT_TRUE(pc_counts_from_json(ordered_json::parse(R"({"records": []})")).empty());
+  SassCounts counts;
+  counts.instructions = {{"_Z1kv", 0x10, 3, 96}, {"_Z1kv", 0x20, 1, 0}};
+  counts.launched = {"_Z1kv"};
+  SassCounts back = sass_counts_from_json(ordered_json::parse(to_json(counts).dump()));
+  ASSERT_EQ(back.instructions.size(), 2u);
+  EXPECT_EQ(back.instructions[0].function, "_Z1kv");
+  EXPECT_EQ(back.instructions[0].pc, 0x10u);
+  EXPECT_EQ(back.instructions[0].warp_executed, 3u);
+  EXPECT_EQ(back.instructions[0].thread_true, 96u);
+  EXPECT_EQ(back.instructions[1].thread_true, 0u);
+  EXPECT_EQ(back.launched, counts.launched);
+  EXPECT_THROW(sass_counts_from_json(ordered_json::parse(R"({"records": 3, "launched": []})")), Error);
+  EXPECT_THROW(sass_counts_from_json(ordered_json::parse(R"({"records": []})")), Error);
+  EXPECT_THROW(sass_counts_from_json(ordered_json::parse(
+                   R"({"records": [{"function": "k", "pc": -1, "warp": 1, "thread_true": 1}], "launched": []})")),
+               Error);
+  EXPECT_THROW(sass_counts_from_json(ordered_json::parse(R"({"records": [], "launched": [7]})")), Error);
+  EXPECT_TRUE(sass_counts_from_json(ordered_json::parse(R"({"records": [], "launched": []})")).instructions.empty());
 }

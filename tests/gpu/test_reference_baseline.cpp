@@ -6,6 +6,7 @@
 #include <random>
 #include <vector>
 
+#include "common/error.h"
 #include "definitions/catalog.h"
 #include "gpu/cuda_call.h"
 #include "gpu/device_buffer.h"
@@ -69,6 +70,19 @@ TEST_F(RandomFillTest, DeviceSamplesMatchTheHostGeneratorAndAreStandardNormal) {
   std::vector<float> other(n);
   PTXB_CUDA_CALL(cudaMemcpy(other.data(), d.get(), n * 4, cudaMemcpyDeviceToHost));
   EXPECT_NE(h[5], other[5]);
+}
+
+// Needs no device (runs under the cpu label): the host fill used by runtime SASS counting gives
+// the sampler's values on any number of threads, rounded to the dtype.
+TEST(RandomFillHost, MatchesTheSamplerOnEveryThreadAndRounds) {
+  const int64_t n = (1 << 20) + 3;  // above the single-thread cut-off, not a multiple of it
+  std::vector<float> f(n);
+  fill_normal_host(f.data(), DType::f32, n, 99);
+  for (int64_t i : {int64_t{0}, int64_t{1}, n / 3, n / 2 + 1, n - 1}) EXPECT_FLOAT_EQ(f[i], normal_sample_host(99, i));
+  std::vector<__nv_bfloat16> b(n);
+  fill_normal_host(b.data(), DType::bf16, n, 99);
+  for (int64_t i : {int64_t{0}, n - 1}) EXPECT_EQ(__bfloat162float(b[i]), __bfloat162float(__float2bfloat16_rn(f[i])));
+  EXPECT_THROW(fill_normal_host(f.data(), DType::i32, 4, 1), Error);
 }
 
 class GemmReferenceTest : public GpuTest {};
