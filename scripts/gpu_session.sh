@@ -139,5 +139,36 @@ section_load() {
   tail -25 "$OUT/load.log" | tee -a "$OUT/bench.log"
 }
 
+# Multi-GPU scaling (issue 8), on a host with 2+ GPUs: the same fixture load on 1 GPU and on 2,
+# then GPU 1's workers killed mid-load. Each phase's files go to a folder; all come back as one
+# archive. SCALE_COUNT1 / SCALE_COUNT2 / KILL_COUNT submissions per phase.
+section_scaling() {
+  local phase n gpus count clients kill
+  for phase in "1 1 ${SCALE_COUNT1:-80} 8 0" "2 2 ${SCALE_COUNT2:-160} 16 0" "3 2 ${KILL_COUNT:-60} 16 20"; do
+    read -r n gpus count clients kill <<< "$phase"
+    log "scaling phase $n: GPUS=$gpus COUNT=$count CLIENTS=$clients KILL_WORKER_AT=$kill"
+    mkdir -p "$OUT/scaling/phase$n"
+    OUT="$OUT/scaling/phase$n" PTXBENCH_BIN="$BIN" GPUS=$gpus COUNT=$count CLIENTS=$clients RESTART_AT=0 \
+      KILL_WORKER_AT=$kill PORT=$((18750 + n)) timeout -s KILL ${PHASE_LIMIT_S:-240} bash scripts/service_load.sh > /dev/null 2>&1
+    tail -2 "$OUT/scaling/phase$n/load.log" | tee -a "$OUT/bench.log"
+  done
+  python3 - "$OUT/scaling" <<'PY' | tee -a "$OUT/bench.log"
+import json, os, sys
+rates = {}
+for n in (1, 2, 3):
+    f = os.path.join(sys.argv[1], f"phase{n}", "load.jsonl.summary.json")
+    if not os.path.exists(f):
+        print(f"phase {n}: no summary"); continue
+    s = json.load(open(f))
+    rates[n] = s["steady_evaluations_per_minute"]
+    print(f"phase {n}: {s['as_expected']}/{s['submissions']} as expected, lost {s['lost']}, "
+          f"{s['evaluations_per_minute']:.1f}/min ({s['steady_evaluations_per_minute']:.1f} steady), "
+          f"p50 {s['latency']['p50_s']:.1f} s p95 {s['latency']['p95_s']:.1f} s, re-runs by worker {s['reruns_finished_by_worker']}")
+if 1 in rates and 2 in rates and rates[1] > 0:
+    print(f"scaling efficiency (steady): {rates[2] / (2 * rates[1]):.3f}")
+PY
+  tar czf "$OUT/scaling.tgz" -C "$OUT" scaling && rm -rf "$OUT/scaling"
+}
+
 for section in ${SECTIONS:-tests bench fixtures}; do "section_$section"; done
 log done

@@ -32,6 +32,8 @@ void add_eval_options(CLI::App* cmd, EvalArgs& a) {
   cmd->add_flag("--no-time", a.no_time, "skip timing");
   cmd->add_option("--sass-tool", a.sass_tool, "runtime SASS counts through ncu (default) or cupti (experimental)")
       ->check(CLI::IsMember({"cupti", "ncu"}));
+  cmd->add_flag("--profile-always", a.profile_always,
+                "profile even a cubin without wgmma/TMA/tcgen05 opcodes (to compare the SASS tools)");
   cmd->add_option("--sanitize-timeout", a.sanitize_timeout, "seconds per compute-sanitizer run (default 120)");
   cmd->add_option("--call-timeout", a.call_timeout, "seconds per correctness call (default 30)");
 }
@@ -44,6 +46,7 @@ EvalOptions to_eval_options(const EvalArgs& a) {
   o.sanitize = !a.no_sanitize;
   o.profile = !a.no_profile;
   o.sass_tool = a.sass_tool;
+  o.profile_always = a.profile_always;
   o.measure_time = !a.no_time;
   if (a.sanitize_timeout > 0) o.sanitize_timeout_s = a.sanitize_timeout;
   if (a.call_timeout > 0) o.call_timeout_s = a.call_timeout;

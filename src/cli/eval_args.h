@@ -16,6 +16,7 @@ struct EvalArgs {
   int64_t seed = -1;
   double sanitize_timeout = 0, call_timeout = 0;
   std::string sass_tool = "ncu";
+  bool profile_always = false;
 };
 
 void add_eval_options(CLI::App* cmd, EvalArgs& a);

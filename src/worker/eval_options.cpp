@@ -12,6 +12,7 @@ ordered_json EvalOptions::to_json() const {
           {"sanitize_timeout_s", sanitize_timeout_s},
           {"profile", profile},
           {"sass_tool", sass_tool},
+          {"profile_always", profile_always},
           {"profile_timeout_s", profile_timeout_s},
           {"measure_time", measure_time},
           {"call_timeout_s", call_timeout_s},

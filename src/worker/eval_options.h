@@ -29,6 +29,8 @@ struct EvalOptions {
   /// which makes every evaluation INFRA_ERROR, never a wrong verdict (NOTES.md, session 3).
   /// Trusted prebuilt libraries have no cubin listing to map offsets with and always use ncu.
   std::string sass_tool = "ncu";
+  /// Profile even a cubin without mechanism opcodes (comparing the tools; the verdict is the same).
+  bool profile_always = false;
   double profile_timeout_s = 300.0;
   bool measure_time = true;
   double startup_timeout_s = 60.0;  ///< runner start, library load, IPC mapping

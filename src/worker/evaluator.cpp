@@ -355,7 +355,7 @@ bool Evaluator::stage_runtime_sass(Context& c) {
     c.v.stages["runtime_sass"] = {{"available", false}, {"note", "disabled by option"}};
     return true;
   }
-  if (c.static_mechanism_opcodes == false) {
+  if (c.static_mechanism_opcodes == false && !c.options.profile_always) {
     // What runs is a subset of the cubin: with no wgmma/TMA/tcgen05 opcode in it, none can run.
     // Kernels from elsewhere are still caught by the timing stage's kernel-origin check.
     RuntimeSass none;

@@ -62,21 +62,33 @@ TEST_F(RuntimeSassTools, NcuRunsOnlyWhenTheCubinHasMechanismOpcodes) {
   EXPECT_FALSE(never.runtime_mechanisms->c_gen4) << "compiled in, never executed";
 }
 
+// Includes a three-kernel candidate (the SIMT attention backward), profiled although it has no
+// mechanism opcode, to see whether CUPTI counts every kernel of a module.
 TEST_F(RuntimeSassTools, ExperimentalCuptiCountsEqualNcuOrFailSafe) {
   Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
-  CandidateSuite suite = load_suite(fs::path(PTXBENCH_TEST_DATA) / "fixtures/gemm/suite.json");
-  Evaluator ncu(catalog, counting_only("ncu"));
-  Evaluator cupti(catalog, counting_only("cupti"));
-  for (const char* name : {"wgmma_tma_gemm", "wgmma_never_taken"}) {
-    SCOPED_TRACE(name);
-    const SuiteCase& c = find_case(suite, name);
-    Verdict a = ncu.evaluate_source(suite.definition, "", c.source);
-    Verdict b = cupti.evaluate_source(suite.definition, "", c.source);
+  CandidateSuite gemm = load_suite(fs::path(PTXBENCH_TEST_DATA) / "fixtures/gemm/suite.json");
+  CandidateSuite bwd = load_suite(fs::path(PTXBENCH_TEST_DATA) / "fixtures/attention/mha_bwd_suite.json");
+  EvalOptions a_options = counting_only("ncu"), b_options = counting_only("cupti");
+  a_options.profile_always = b_options.profile_always = true;
+  Evaluator ncu(catalog, a_options);
+  Evaluator cupti(catalog, b_options);
+  struct Case {
+    const CandidateSuite& suite;
+    const char* name;
+    const char* workload;
+  };
+  for (const Case& k : {Case{gemm, "wgmma_tma_gemm", ""}, Case{gemm, "wgmma_never_taken", ""},
+                        Case{bwd, "simt_flash_bwd", "S=1024"}}) {
+    SCOPED_TRACE(k.name);
+    const SuiteCase& c = find_case(k.suite, k.name);
+    Verdict a = ncu.evaluate_source(k.suite.definition, k.workload, c.source);
+    Verdict b = cupti.evaluate_source(k.suite.definition, k.workload, c.source);
     ASSERT_EQ(a.status, Status::PASSED) << a.message;
     const auto& sa = a.stages.at("runtime_sass");
-    fmt::print("[runtime_sass] {:<18} ncu {:.2f} s gmma {} tma {} | cupti {} {:.2f} s\n", name, sa.value("wall_s", 0.0),
-               sa.value("gmma", -1), sa.value("tma", -1), to_string(b.status),
-               b.stages.contains("runtime_sass") ? b.stages.at("runtime_sass").value("wall_s", 0.0) : 0.0);
+    fmt::print("[runtime_sass] {:<18} ncu {:.2f} s gmma {} tma {} kernels {} | cupti {} {:.2f} s {}\n", k.name,
+               sa.value("wall_s", 0.0), sa.value("gmma", -1), sa.value("tma", -1), sa.value("kernels_profiled", -1),
+               to_string(b.status), b.stages.contains("runtime_sass") ? b.stages.at("runtime_sass").value("wall_s", 0.0) : 0.0,
+               b.status == Status::PASSED ? "" : b.message.substr(0, 300));
     if (b.status == Status::INFRA_ERROR) continue;  // fail-safe: never counted against a model
     ASSERT_EQ(b.status, Status::PASSED) << b.message;
     const auto& sb = b.stages.at("runtime_sass");
