@@ -144,12 +144,12 @@ section_load() {
 # archive. SCALE_COUNT1 / SCALE_COUNT2 / KILL_COUNT submissions per phase.
 section_scaling() {
   local phase n gpus count clients kill
-  for phase in "1 1 ${SCALE_COUNT1:-80} 8 0" "2 2 ${SCALE_COUNT2:-160} 16 0" "3 2 ${KILL_COUNT:-60} 16 20"; do
+  for phase in "1 1 ${SCALE_COUNT1:-60} 8 0" "2 2 ${SCALE_COUNT2:-120} 16 0" "3 2 ${KILL_COUNT:-60} 16 20"; do
     read -r n gpus count clients kill <<< "$phase"
     log "scaling phase $n: GPUS=$gpus COUNT=$count CLIENTS=$clients KILL_WORKER_AT=$kill"
     mkdir -p "$OUT/scaling/phase$n"
     OUT="$OUT/scaling/phase$n" PTXBENCH_BIN="$BIN" GPUS=$gpus COUNT=$count CLIENTS=$clients RESTART_AT=0 \
-      KILL_WORKER_AT=$kill PORT=$((18750 + n)) timeout -s KILL ${PHASE_LIMIT_S:-240} bash scripts/service_load.sh > /dev/null 2>&1
+      KILL_WORKER_AT=$kill PORT=$((18750 + n)) timeout -s KILL ${PHASE_LIMIT_S:-200} bash scripts/service_load.sh > /dev/null 2>&1
     tail -2 "$OUT/scaling/phase$n/load.log" | tee -a "$OUT/bench.log"
   done
   python3 - "$OUT/scaling" <<'PY' | tee -a "$OUT/bench.log"
