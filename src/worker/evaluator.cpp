@@ -144,8 +144,12 @@ Verdict Evaluator::evaluate_source(const std::string& definition, const std::str
   Context c;
   begin(c, definition, workload, options);
 
+  auto since = [](std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
   CompileResult compiled = m_compiler.compile(source);
   c.v.stages["compile"] = to_json(compiled);
+  c.v.stages["compile"]["wall_s"] = since(start);
   if (!compiled.ok()) {
     switch (compiled.status) {
       case CompileStatus::banned_api: c.fail(Status::BANNED_API, compiled.message); break;
@@ -156,8 +160,10 @@ Verdict Evaluator::evaluate_source(const std::string& definition, const std::str
     c.v.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return c.v;
   }
+  auto sass_start = std::chrono::steady_clock::now();
   StaticSass sass = disassemble_cubin(compiled.cubin().string());
   c.v.stages["static_sass"] = to_json(sass);
+  c.v.stages["static_sass"]["wall_s"] = since(sass_start);
   c.listing = std::move(sass.pc_opcodes);
   if (sass.available) c.static_mechanism_opcodes = has_mechanism_opcodes(sass.total);
   c.library = compiled.library();
