@@ -135,8 +135,10 @@ section_mainjob() {
 
 section_load() {
   log "service load (scripts/service_load.sh)"
-  OUT="$OUT" PTXBENCH_BIN="$BIN" timeout -s KILL ${LOAD_LIMIT_S:-420} bash scripts/service_load.sh
-  tail -25 "$OUT/load.log" | tee -a "$OUT/bench.log"
+  mkdir -p "$OUT/load"
+  OUT="$OUT/load" PTXBENCH_BIN="$BIN" timeout -s KILL ${LOAD_LIMIT_S:-420} bash scripts/service_load.sh
+  tail -25 "$OUT/load/load.log" | tee -a "$OUT/bench.log"
+  tar czf "$OUT/load.tgz" -C "$OUT" load && rm -rf "$OUT/load"  # one file back, whatever the count
 }
 
 # Multi-GPU scaling (issue 8), on a host with 2+ GPUs: the same fixture load on 1 GPU and on 2,

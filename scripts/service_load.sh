@@ -58,6 +58,14 @@ http_get "$url/v1/health" "$OUT/health_start.json"
 "$BIN/ptxbench" suite load $SUITES --service "$url" --count "$COUNT" --clients "$CLIENTS" --trials "$TRIALS" \
   --outage 120 --timeout 900 --out "$OUT/load.jsonl" >> "$OUT/load.log" 2>&1 &
 load_pid=$!
+# Host and GPU load every 5 s: where the time goes when the GPUs are not the limit.
+( echo "time,load1,gpu_util_percent"
+  while kill -0 $load_pid 2>/dev/null; do
+    util=$(nvidia-smi --query-gpu=utilization.gpu --format=csv,noheader,nounits 2>/dev/null | paste -sd'|' -)
+    echo "$(date -u +%T),$(cut -d' ' -f1 /proc/loadavg),${util:-n/a}"
+    sleep 5
+  done ) > "$OUT/host_samples.csv" &
+sampler_pid=$!
 verdicts() { grep -cE '^\[load\] +[0-9]+/' "$OUT/load.log"; }
 if [ "$KILL_WORKER_AT" -gt 0 ]; then
   while kill -0 $load_pid 2>/dev/null && [ "$(verdicts)" -lt "$KILL_WORKER_AT" ]; do sleep 0.2; done
@@ -77,6 +85,7 @@ if [ "$RESTART_AT" -gt 0 ]; then
 fi
 wait $load_pid
 rc=$?
+kill $sampler_pid 2>/dev/null
 http_get "$url/v1/health" "$OUT/health_end.json"
 http_get "$url/metrics" "$OUT/metrics.txt"
 alive=$(kill -0 $serve_pid 2>/dev/null && echo yes || echo no)
