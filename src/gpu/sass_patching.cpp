@@ -65,15 +65,6 @@ CUcontext current_context() {
   return ctx;
 }
 
-// A fresh context made current (the runtime then uses it instead of the primary context).
-CUcontext create_context(int device) {
-  using Create = CUresult (*)(CUcontext*, CUctxCreateParams*, unsigned, CUdevice);
-  CUcontext ctx = nullptr;
-  if (driver_function<Create>("cuCtxCreate", 13000)(&ctx, nullptr, 0, device) != CUDA_SUCCESS || !ctx)
-    throw EnvironmentError("CUDA driver", "cuCtxCreate failed for SASS counting");
-  return ctx;
-}
-
 void require_sass_metrics_support(int device) {
   auto p = params<CUpti_Profiler_DeviceSupported_Params>(CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE);
   p.cuDevice = device;
@@ -109,13 +100,8 @@ SassPatching::SassPatching(int device) : m_device(device) {
   try {
     require_sass_metrics_support(device);
     PTXB_CUDA_CALL(cudaSetDevice(device));
-    const char* context = std::getenv("PTXBENCH_SASS_CONTEXT");  // diagnostics: "created" = own context
-    if (context && std::string(context) == "created") {
-      m_context = create_context(device);
-    } else {
-      PTXB_CUDA_CALL(cudaFree(nullptr));
-      m_context = current_context();
-    }
+    PTXB_CUDA_CALL(cudaFree(nullptr));
+    m_context = current_context();
     std::string chip = chip_name(device);
     m_warp_id = metric_id(chip, kCuptiWarpMetric);
     m_thread_true_id = metric_id(chip, kCuptiThreadTrueMetric);

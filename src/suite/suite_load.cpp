@@ -140,7 +140,7 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
   std::vector<std::thread> threads;
   for (int k = 0; k < std::min(o.clients, o.count); ++k) threads.emplace_back(client);
   for (auto& t : threads) t.join();
-  report.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  report.wall_s = seconds_since(start);
   if (failed) throw Error("load", first_error);
   return report;
 }

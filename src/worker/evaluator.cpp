@@ -7,6 +7,7 @@
 #include <random>
 #include <set>
 
+#include "common/clock.h"
 #include "common/cuda_tools.h"
 #include "common/error.h"
 #include "gpu/cuda_call.h"
@@ -145,12 +146,9 @@ Verdict Evaluator::evaluate_source(const std::string& definition, const std::str
   Context c;
   begin(c, definition, workload, options);
 
-  auto since = [](std::chrono::steady_clock::time_point t0) {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
   CompileResult compiled = m_compiler.compile(source);
   c.v.stages["compile"] = to_json(compiled);
-  c.v.stages["compile"]["wall_s"] = since(start);
+  c.v.stages["compile"]["wall_s"] = seconds_since(start);
   if (!compiled.ok()) {
     switch (compiled.status) {
       case CompileStatus::banned_api: c.fail(Status::BANNED_API, compiled.message); break;
@@ -158,19 +156,19 @@ Verdict Evaluator::evaluate_source(const std::string& definition, const std::str
       case CompileStatus::timeout: c.fail(Status::COMPILE_ERROR, compiled.message); break;
       default: c.fail(Status::COMPILE_ERROR, "the candidate did not compile"); break;
     }
-    c.v.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    c.v.wall_seconds = seconds_since(start);
     return c.v;
   }
   auto sass_start = std::chrono::steady_clock::now();
   StaticSass sass = disassemble_cubin(compiled.cubin().string());
   c.v.stages["static_sass"] = to_json(sass);
-  c.v.stages["static_sass"]["wall_s"] = since(sass_start);
+  c.v.stages["static_sass"]["wall_s"] = seconds_since(sass_start);
   c.listing = std::move(sass.pc_opcodes);
   if (sass.available) c.static_mechanism_opcodes = has_mechanism_opcodes(sass.total);
   c.library = compiled.library();
   c.kernels.insert(compiled.kernels.begin(), compiled.kernels.end());
   Verdict v = run_stages(c);
-  v.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  v.wall_seconds = seconds_since(start);
   return v;
 }
 
@@ -183,7 +181,7 @@ Verdict Evaluator::evaluate_trusted_library(const std::string& definition, const
   c.library = fs::absolute(library);
   c.trusted = true;
   Verdict v = run_stages(c);
-  v.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  v.wall_seconds = seconds_since(start);
   return v;
 }
 
@@ -213,16 +211,19 @@ Verdict Evaluator::run_stages(Context& c) {
     for (const auto& t : c.workload.tensors) specs.push_back(to_json(t));
     write_file_atomic(c.spec_file, ordered_json{{"tensors", specs}}.dump());
     // Untimed stages share the GPU with other workers' untimed stages; timing has it alone.
-    // Each stage's wall time goes into its section (where the service's time goes).
-    auto timed = [this, &c](const char* name, bool (Evaluator::*stage)(Context&)) {
-      auto t0 = std::chrono::steady_clock::now();
-      bool passed = (this->*stage)(c);
-      if (c.v.stages.contains(name) && c.v.stages[name].is_object())
-        c.v.stages[name]["wall_s"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      return passed;
-    };
     // Shared holds are taken stage by stage, so a waiting timing stage gets the GPU between them.
     GpuLock gpu_lock(c.options.gpu_lock);
+    // Each stage's wall time, and its wait for the locks, go into its section (where the
+    // service's time goes).
+    auto timed = [this, &c, &gpu_lock](const char* name, bool (Evaluator::*stage)(Context&), double lock_wait_s) {
+      auto t0 = std::chrono::steady_clock::now();
+      bool passed = (this->*stage)(c);
+      if (c.v.stages.contains(name) && c.v.stages[name].is_object()) {
+        c.v.stages[name]["wall_s"] = seconds_since(t0);
+        if (gpu_lock.enabled()) c.v.stages[name]["gpu_lock_wait_s"] = lock_wait_s;
+      }
+      return passed;
+    };
     // Runtime SASS counting runs one at a time per GPU: ncu's own cross-process lock lives in a
     // /tmp that each runner's filesystem view makes private, and concurrent ncu sessions failed on
     // the H200. CUPTI counting (about a second) keeps the same turnstile.
@@ -232,21 +233,16 @@ Verdict Evaluator::run_stages(Context& c) {
       GpuLock::Hold profiler;
       if (stage == &Evaluator::stage_runtime_sass) profiler = profiler_lock.acquire(GpuLock::Mode::exclusive);
       GpuLock::Hold shared = gpu_lock.acquire(GpuLock::Mode::shared);
-      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
+      double waited = seconds_since(wait_start);
       if (!c.state) c.state = &state_for(c.workload);
-      bool passed = timed(name, stage);
-      if (gpu_lock.enabled() && c.v.stages.contains(name) && c.v.stages[name].is_object())
-        c.v.stages[name]["gpu_lock_wait_s"] = waited;
-      return passed;
+      return timed(name, stage, waited);
     };
     bool ok = untimed("sanitize", &Evaluator::stage_sanitize) && untimed("correctness", &Evaluator::stage_correctness) &&
               untimed("runtime_sass", &Evaluator::stage_runtime_sass);
     if (ok) {
       auto wait_start = std::chrono::steady_clock::now();
       GpuLock::Hold exclusive = gpu_lock.acquire(GpuLock::Mode::exclusive);
-      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_start).count();
-      ok = timed("timing", &Evaluator::stage_timing);
-      if (gpu_lock.enabled() && c.v.stages.contains("timing")) c.v.stages["timing"]["gpu_lock_wait_s"] = waited;
+      ok = timed("timing", &Evaluator::stage_timing, seconds_since(wait_start));
     }
     if (c.session) {
       c.v.stages["runner_output"] = cut(c.session->finish(), 4000);
