@@ -27,7 +27,10 @@ ordered_json task_json(const TaskRecord& t) {
                     {"attempts", t.attempts},
                     {"created_at", t.created_at}};
   if (!t.note.empty()) j["note"] = t.note;
-  if (t.state != TaskState::queued) j["worker"] = t.worker;
+  if (t.state != TaskState::queued) {
+    j["worker"] = t.worker;
+    j["started_at"] = t.started_at;  // the last claim: started_at - created_at is the time queued
+  }
   if (t.state == TaskState::done) {
     j["status"] = t.status;
     j["finished_at"] = t.finished_at;

@@ -47,8 +47,9 @@ ordered_json latency_stats(const std::vector<double>& v) {
 ordered_json LoadRecord::to_json() const {
   return {{"index", index},         {"case", case_name},          {"definition", definition}, {"id", id},
           {"expected", expected},   {"status", status},           {"mismatches", mismatches}, {"lost", lost},
-          {"submit_tries", submit_tries}, {"attempts", attempts}, {"worker", worker}, {"latency_s", latency_s()}, {"service_s", service_s},
-          {"eval_s", eval_s},       {"speedup", speedup},        {"stage_s", stage_s},       {"submitted_at", submitted_at}, {"done_at", done_at}};
+          {"submit_tries", submit_tries}, {"attempts", attempts}, {"worker", worker}, {"latency_s", latency_s()}, {"service_s", service_s}, {"queued_s", queued_s},
+          {"eval_s", eval_s},       {"speedup", speedup},        {"stage_s", stage_s},       {"retried_alone", retried_alone},
+          {"submitted_at", submitted_at}, {"done_at", done_at}};
 }
 
 std::vector<int> load_schedule(std::size_t cases, int count, uint64_t seed) {
@@ -112,6 +113,7 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
           r.attempts = static_cast<int>(task.value("attempts", 0));
           r.worker = task.value("worker", "");
           r.service_s = task.value("finished_at", 0.0) - task.value("created_at", 0.0);
+          r.queued_s = task.value("started_at", 0.0) - task.value("created_at", 0.0);
           const ordered_json& v = task.contains("verdict") && task["verdict"].is_object() ? task["verdict"] : ordered_json::object();
           r.eval_s = v.value("wall_seconds", 0.0);
           if (v.contains("speedup") && v["speedup"].is_number()) r.speedup = v["speedup"].get<double>();
@@ -121,6 +123,7 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
               if (st.contains("wall_s") && st["wall_s"].is_number()) r.stage_s[name] = st["wall_s"];
               if (st.contains("gpu_lock_wait_s") && st["gpu_lock_wait_s"].is_number())
                 r.stage_s[name + "_lock_wait"] = st["gpu_lock_wait_s"];
+              if (st.contains("gpu_alone_after_shared_timeout")) r.retried_alone.push_back(name);
             }
           r.mismatches = expectation_mismatches(lc.c.expect, v);
         } else {
@@ -150,12 +153,13 @@ bool LoadReport::all_as_expected() const {
 }
 
 ordered_json LoadReport::summary() const {
-  std::map<std::string, std::vector<double>> latency, eval, speedups;
+  std::map<std::string, std::vector<double>> latency, eval, queued, speedups;
   std::map<std::string, std::map<std::string, std::vector<double>>> stages;  // case -> stage -> seconds
   std::vector<double> all;
   std::set<std::string> ids;
   int lost = 0, wrong = 0, rerun = 0, resent = 0;
   std::map<std::string, int> by_worker, reruns_by_worker;
+  std::map<std::string, std::map<std::string, int>> retried_alone;  // case -> final status -> count
   ordered_json wrong_list = ordered_json::array();
   for (const auto& r : records) {
     if (!r.id.empty()) ids.insert(r.id);
@@ -169,8 +173,10 @@ ordered_json LoadReport::summary() const {
     if (r.lost) continue;
     ++by_worker[r.worker];
     if (r.attempts > 1) ++reruns_by_worker[r.worker];
+    if (!r.retried_alone.empty()) ++retried_alone[r.case_name][r.status];
     latency[r.status].push_back(r.latency_s());
     eval[r.status].push_back(r.eval_s);
+    queued[r.status].push_back(r.queued_s);
     if (r.speedup > 0) speedups[r.case_name].push_back(r.speedup);
     for (const auto& [name, s] : r.stage_s.items()) stages[r.case_name][name].push_back(s.get<double>());
     all.push_back(r.latency_s());
@@ -179,6 +185,7 @@ ordered_json LoadReport::summary() const {
   for (const auto& [status, v] : latency) {
     per_status[status] = latency_stats(v);
     per_status[status]["eval_p50_s"] = quantile(eval[status], 0.5);
+    per_status[status]["queued_p50_s"] = quantile(queued[status], 0.5);
   }
   ordered_json speed = ordered_json::object();
   for (const auto& [name, v] : speedups)
@@ -208,6 +215,7 @@ ordered_json LoadReport::summary() const {
           {"finished_by_worker", by_worker},
           {"reruns_finished_by_worker", reruns_by_worker},
           {"resent_by_client", resent},
+          {"timeouts_retried_alone", retried_alone},
           {"wall_s", wall_s},
           {"evaluations_per_minute", wall_s > 0 ? 60.0 * static_cast<double>(finished) / wall_s : 0.0},
           {"steady_evaluations_per_minute", steady},

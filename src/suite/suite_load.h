@@ -42,9 +42,11 @@ struct LoadRecord {
   double submitted_at = 0;   ///< epoch seconds, first try
   double done_at = 0;        ///< epoch seconds, verdict seen
   double service_s = 0;      ///< the service's created → finished
+  double queued_s = 0;       ///< the service's created → last claim by a worker
   double eval_s = 0;         ///< the verdict's wall_seconds
   double speedup = 0;        ///< PASSED verdicts: baseline / candidate time (0 otherwise)
   ordered_json stage_s = ordered_json::object();  ///< wall seconds of each evaluation stage that ran
+  std::vector<std::string> retried_alone;  ///< stages that timed out on a shared GPU and ran again alone
   [[nodiscard]] double latency_s() const { return done_at - submitted_at; }
   [[nodiscard]] ordered_json to_json() const;
 };

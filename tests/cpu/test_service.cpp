@@ -124,6 +124,9 @@ TEST_F(ServiceTest, SpreadsWorkOverEveryWorkerAndFinishesEachTaskOnce) {
     EXPECT_EQ(t["status"], "PASSED");
     EXPECT_EQ(t["attempts"], 1);
     EXPECT_EQ(t["verdict"]["service"]["task"], id);
+    // queued, then claimed, then finished after its 0.1 s of fake work
+    EXPECT_GE(t["started_at"].get<double>(), t["created_at"].get<double>());
+    EXPECT_GE(t["finished_at"].get<double>() - t["started_at"].get<double>(), 0.1);
     workers.insert(t["worker"].get<std::string>());
   }
   EXPECT_EQ(workers.size(), 3u) << "all three workers should have taken tasks";
@@ -378,6 +381,9 @@ TEST(LoadSummary, SteadyRateLeavesOutTheWarmUpAndTheDrain) {
     rec.submitted_at = 0;
     // two slow verdicts at each end, one per second in between
     rec.done_at = i < 2 ? 10.0 * (i + 1) : (i >= 18 ? 100.0 + 10.0 * i : 20.0 + i);
+    rec.case_name = "k";
+    rec.status = i % 5 ? "PASSED" : "TIMEOUT";
+    if (i % 4 == 0) rec.retried_alone = {"sanitize"};  // a shared-GPU time-out tried again alone
     r.records.push_back(rec);
   }
   r.wall_s = 300;
@@ -386,4 +392,7 @@ TEST(LoadSummary, SteadyRateLeavesOutTheWarmUpAndTheDrain) {
   EXPECT_DOUBLE_EQ(s["evaluations_per_minute"].get<double>(), 4.0);
   EXPECT_EQ(s["finished_by_worker"]["gpu0.0"], 10);
   EXPECT_EQ(s["finished_by_worker"]["gpu1.0"], 10);
+  // i = 0, 4, 8, 12, 16 were retried alone; of those only i = 0 ended TIMEOUT
+  EXPECT_EQ(s["timeouts_retried_alone"]["k"]["TIMEOUT"], 1);
+  EXPECT_EQ(s["timeouts_retried_alone"]["k"]["PASSED"], 4);
 }

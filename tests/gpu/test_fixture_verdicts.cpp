@@ -41,8 +41,9 @@ const SuiteCase* expect_suite(Evaluator& evaluator, const CandidateSuite& suite,
     for (const auto& problem : expectation_mismatches(c.expect, doc)) ADD_FAILURE() << problem << ": " << v.message;
     if (v.status == Status::PASSED) {
       EXPECT_TRUE(v.runtime_mechanisms.has_value());
-      if (v.runtime_mechanisms)
+      if (v.runtime_mechanisms) {
         EXPECT_EQ(v.target_instruction_correct, target_instruction_met("sm_90a", *v.runtime_mechanisms));
+      }
       EXPECT_GT(v.speedup.value_or(0.0), 0.0);
       if (!good) good = &c;
     }
@@ -64,6 +65,30 @@ TEST_F(FixtureVerdicts, EveryFixtureGetsItsExpectedVerdict) {
   ASSERT_NE(good, nullptr);
   Verdict after = evaluator.evaluate_source(suite.definition, "", good->source);
   EXPECT_EQ(after.status, Status::PASSED) << after.message;
+}
+
+// A time-out seen while other workers share the GPU is not a verdict yet: the stage runs again
+// with the GPU alone, and a hang hangs there too. Both attempts are in the verdict.
+TEST_F(FixtureVerdicts, ATimeoutOnASharedGpuIsConfirmedWithTheGpuAlone) {
+  Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
+  CandidateSuite suite = load_suite(fs::path(PTXBENCH_TEST_DATA) / "fixtures/gemm/suite.json");
+  TempDir dir("ptxbench-lock-test");
+  EvalOptions o = test_options();
+  o.sanitize_timeout_s = 3;
+  o.gpu_lock = (dir.path() / "gpu0.lock").string();
+  Evaluator evaluator(catalog, o);
+  const SuiteCase* hang = nullptr;
+  for (const auto& c : suite.cases)
+    if (c.name == "infinite_loop") hang = &c;
+  ASSERT_NE(hang, nullptr);
+  Verdict v = evaluator.evaluate_source(suite.definition, "", hang->source);
+  keep_verdict("infinite_loop_confirmed_alone", v);
+  EXPECT_EQ(v.status, Status::TIMEOUT) << v.message;
+  const ordered_json& sanitize = v.stages["sanitize"];
+  ASSERT_TRUE(sanitize.contains("gpu_alone_after_shared_timeout")) << sanitize.dump(2);
+  EXPECT_NE(sanitize["gpu_alone_after_shared_timeout"]["message"].get<std::string>().find("did not finish"), std::string::npos);
+  EXPECT_EQ(sanitize["gpu_alone_after_shared_timeout"]["stage"]["passed"], false);
+  EXPECT_GE(sanitize["wall_s"].get<double>(), 3.0);  // the second attempt ran to its own limit
 }
 
 // The pack's expert kernels pass with their mechanisms executed (their speed goes to results/).
