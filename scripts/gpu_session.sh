@@ -2,7 +2,8 @@
 # One call on a GPU host (the `device` tool, or any sm_90a machine): GPU tests, then the benchmark
 # numbers recorded in results/. Writes logs to $OUT (default /tmp/ptxbench-out).
 #   PTXBENCH_BIN   folder with ptxbench, ptxbench-runner, ptxbench_gpu_tests (default build/bin)
-#   SECTIONS       which parts, in order (default "tests bench fixtures"); also: sandbox, load
+#   SECTIONS       which parts, in order (default "tests bench fixtures"); also: sandbox, load,
+#                  guards, scaling, sass, attention, agent, mainjob
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -131,6 +132,15 @@ section_mainjob() {
   log "main job run: exit $?, $(( $(date +%s) - start )) s wall"
   tail -12 "$OUT/main.log"
   cp /tmp/main/runs.db "$OUT/main_runs.db"
+}
+
+# The service's guards (session 4): a time-out on a shared GPU confirmed alone, NVML's idle
+# reading, and no runner left on the GPU by a killed service. About a minute.
+section_guards() {
+  log "service guards (GPU tests)"
+  timeout -s KILL ${GUARDS_LIMIT_S:-150} "$BIN/ptxbench_gpu_tests" \
+    --gtest_filter='NvmlIdle.*:ServiceOnGpu.*:FixtureVerdicts.ATimeout*' 2>&1 | tee "$OUT/guards.log" \
+    | grep -E "OK \]|FAILED|Failure|Expected|Which is|actual|PASSED|outlived|still"
 }
 
 section_load() {

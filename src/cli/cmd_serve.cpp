@@ -14,6 +14,7 @@
 #include "definitions/catalog.h"
 #include "gpu/gpu_info.h"
 #include "service/eval_backend.h"
+#include "service/leftovers.h"
 #include "service/http_server.h"
 #include "service/service_api.h"
 #include "service/task_queue.h"
@@ -77,6 +78,15 @@ int serve(const ServeArgs& a) {
   if (pool_config.devices.size() > 1)
     pool_config.worker_args.insert(pool_config.worker_args.end(), {"--avoid-window", std::to_string(a.avoid_window)});
 
+  // Runners and tools a killed predecessor left running (a hung candidate still on a GPU) go
+  // before any worker starts; the evaluations' scratch folders are this service's own.
+  fs::path scratch = service_scratch_root(db);
+  Leftovers left = clear_leftovers(scratch);
+  if (left.processes_killed > 0)
+    fmt::print("killed {} process{} left running by a previous instance of this service\n", left.processes_killed,
+               left.processes_killed == 1 ? "" : "es");
+  pool_config.worker_args.insert(pool_config.worker_args.end(), {"--scratch-root", scratch.string()});
+
   TaskQueue queue(db);
   int64_t recovered = queue.recover_all_running("service restarted; re-run");
   queue.clear_health();  // records of GPUs this start does not use must not steer re-runs
@@ -113,7 +123,7 @@ int serve(const ServeArgs& a) {
 }
 
 struct WorkerArgs {
-  std::string db, name, gpu_lock;
+  std::string db, name, gpu_lock, scratch_root;
   double sanitize_timeout = 0, call_timeout = 0, state_budget_fraction = 0.5, avoid_window = 0;
   std::string sass_tool = "ncu";
   unsigned compare_threads = 0;
@@ -133,6 +143,7 @@ int worker(const WorkerArgs& a) {
     EvalOptions base;
     base.device = a.device;
     base.gpu_lock = a.gpu_lock;
+    if (!a.scratch_root.empty()) base.scratch_root = a.scratch_root;
     if (a.sanitize_timeout > 0) base.sanitize_timeout_s = a.sanitize_timeout;
     if (a.call_timeout > 0) base.call_timeout_s = a.call_timeout;
     base.state_budget_fraction = a.state_budget_fraction;
@@ -182,6 +193,7 @@ void register_serve(CLI::App& app, Action& action) {
   worker_cmd->add_option("--max-attempts", w.max_attempts, "tries before a task is given up as INFRA_ERROR");
   worker_cmd->add_flag("--fake", w.fake, "evaluate with the fake backend (no GPU)");
   worker_cmd->add_option("--gpu-lock", w.gpu_lock, "lock file shared with the other workers of this GPU");
+  worker_cmd->add_option("--scratch-root", w.scratch_root, "folder for the evaluations' scratch folders");
   worker_cmd->add_option("--sanitize-timeout", w.sanitize_timeout, "seconds per compute-sanitizer run");
   worker_cmd->add_option("--call-timeout", w.call_timeout, "seconds per correctness call");
   worker_cmd->add_option("--compare-threads", w.compare_threads,

@@ -2,6 +2,7 @@
 // with the one expected (the main job for the bundled fixtures), put a suite's cases as load on the
 // evaluation service, or write its cases out as files.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cstdio>
 
@@ -93,7 +94,14 @@ int run_suite_load(LoadArgs& a) {
              summary["distinct_task_ids"].get<int>(), summary["rerun_by_service"].get<int>(), summary["resent_by_client"].get<int>(),
              summary["evaluations_per_minute"].get<double>(), summary["wall_s"].get<double>(),
              summary["steady_evaluations_per_minute"].get<double>());
-  return report.all_as_expected() && summary["distinct_task_ids"].get<std::size_t>() == report.records.size() ? 0 : 1;
+  std::vector<std::string> unstable = report.unstable_speedups();
+  if (unstable.empty())
+    fmt::print("speedups stable: every case's spread within {:.0f}%\n", 100 * LoadReport::kMaxSpeedupSpread);
+  else
+    fmt::print("UNSTABLE speedups (spread over {:.0f}%): {}\n", 100 * LoadReport::kMaxSpeedupSpread, fmt::join(unstable, ", "));
+  bool ok = report.all_as_expected() && unstable.empty() &&
+            summary["distinct_task_ids"].get<std::size_t>() == report.records.size();
+  return ok ? 0 : 1;
 }
 
 }  // namespace

@@ -164,10 +164,23 @@ int kill_processes_mentioning(const std::string& marker) {
     if (pid == getpid()) continue;
     std::ifstream in(entry.path() / "cmdline", std::ios::binary);
     std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (cmdline.find(marker) == std::string::npos) continue;
+    std::string cwd = std::filesystem::read_symlink(entry.path() / "cwd", ec).string();
+    if (ec) cwd.clear();
+    if (cmdline.find(marker) == std::string::npos && cwd.find(marker) == std::string::npos) continue;
     if (::kill(pid, SIGKILL) == 0) ++killed;
   }
   return killed;
+}
+
+void exit_when_orphaned(double poll_s) {
+  const pid_t parent = getppid();
+  if (parent == 1) ::kill(getpid(), SIGKILL);  // the tool died before we looked
+  std::thread([parent, poll_s] {
+    for (;;) {
+      if (getppid() != parent) ::kill(getpid(), SIGKILL);
+      std::this_thread::sleep_for(std::chrono::duration<double>(poll_s));
+    }
+  }).detach();
 }
 
 std::string find_on_path(const std::string& name) {

@@ -97,9 +97,16 @@ struct ProcessResult {
 /// Runs to completion or until timeout_s, then kills the group. Throws only when it cannot start.
 ProcessResult run_process(const ProcessSpec& spec, double timeout_s);
 
-/// SIGKILLs every process (other than us) whose command line contains `marker`, for children that
-/// left our process group (a tool that re-parents or re-groups its target). Returns how many.
+/// SIGKILLs every process (other than us) whose command line or working directory contains
+/// `marker`, for children that left our process group (a tool that re-parents or re-groups its
+/// target) and for those a killed worker or service left behind. Returns how many.
 int kill_processes_mentioning(const std::string& marker);
+
+/// For a process started by a tool (compute-sanitizer, ncu) rather than by us: a thread that
+/// SIGKILLs this process once its parent process has died (it was re-parented), polling every
+/// `poll_s`. PR_SET_PDEATHSIG cannot do it here: it follows the parent *thread* that forked, which
+/// a tool may end while its target runs.
+void exit_when_orphaned(double poll_s = 0.2);
 
 /// The absolute path of `name` on PATH, or empty.
 std::string find_on_path(const std::string& name);

@@ -14,6 +14,11 @@ constexpr nvmlReturn_t kNvmlSuccess = 0;
 constexpr int kTemperatureGpu = 0;
 constexpr int kClockSm = 1;
 
+struct NvmlUtilization {  // nvmlUtilization_t
+  unsigned gpu;
+  unsigned memory;
+};
+
 struct Nvml {
   void* lib = nullptr;
   nvmlReturn_t (*init)() = nullptr;
@@ -22,6 +27,7 @@ struct Nvml {
   nvmlReturn_t (*clock)(nvmlDevice_t, int, unsigned*) = nullptr;
   nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
   nvmlReturn_t (*reasons)(nvmlDevice_t, unsigned long long*) = nullptr;
+  nvmlReturn_t (*utilization)(nvmlDevice_t, NvmlUtilization*) = nullptr;
   std::string error;
 };
 
@@ -42,6 +48,7 @@ const Nvml& nvml() {
     n.power = reinterpret_cast<decltype(n.power)>(sym("nvmlDeviceGetPowerUsage"));
     n.reasons = reinterpret_cast<decltype(n.reasons)>(sym("nvmlDeviceGetCurrentClocksEventReasons"));
     if (!n.reasons) n.reasons = reinterpret_cast<decltype(n.reasons)>(sym("nvmlDeviceGetCurrentClocksThrottleReasons"));
+    n.utilization = reinterpret_cast<decltype(n.utilization)>(sym("nvmlDeviceGetUtilizationRates"));
     if (!n.init || !n.by_pci || !n.reasons) n.error = "NVML lacks the entry points we need";
     else if (n.init() != kNvmlSuccess) n.error = "nvmlInit failed";
   });
@@ -99,13 +106,16 @@ NvmlReading read_nvml(const std::string& pci_bus_id) {
   if (n.clock) n.clock(dev, kClockSm, &r.sm_clock_mhz);
   unsigned milliwatts = 0;
   if (n.power && n.power(dev, &milliwatts) == kNvmlSuccess) r.power_w = milliwatts / 1000.0;
+  NvmlUtilization u{};
+  if (n.utilization && n.utilization(dev, &u) == kNvmlSuccess) r.utilization_percent = u.gpu;
   return r;
 }
 
 ordered_json to_json(const NvmlReading& r) {
   if (!r.available) return {{"available", false}, {"note", r.note}};
   return {{"available", true},        {"temperature_c", r.temperature_c}, {"sm_clock_mhz", r.sm_clock_mhz},
-          {"power_w", r.power_w},      {"clock_event_reasons", clock_event_reason_names(r.event_reasons)}};
+          {"power_w", r.power_w},      {"clock_event_reasons", clock_event_reason_names(r.event_reasons)},
+          {"utilization_percent", r.utilization_percent ? ordered_json(*r.utilization_percent) : ordered_json(nullptr)}};
 }
 
 }  // namespace ptxbench

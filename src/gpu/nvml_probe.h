@@ -1,8 +1,9 @@
 // GPU health readings through NVML, loaded with dlopen (no NVML header or link dependency): clock
-// event (throttle) reasons, temperature, SM clock, power. Missing NVML is "unavailable", not an error.
+// event (throttle) reasons, temperature, SM clock, power, utilization. Missing NVML is "unavailable", not an error.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@ struct NvmlReading {
   unsigned sm_clock_mhz = 0;
   double power_w = 0;
   uint64_t event_reasons = 0;  ///< nvmlClocksEventReason* bit mask
+  /// Share of the last sample period (1/6 s to 1 s) in which a kernel ran, from any process.
+  std::optional<unsigned> utilization_percent;
 };
 
 /// Names of the set reason bits ("gpu_idle", "sw_power_cap", "hw_slowdown", ...).

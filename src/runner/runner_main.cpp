@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/fs.h"
+#include "common/subprocess.h"
 #include "gpu/activity_recorder.h"
 #include "gpu/cuda_call.h"
 #include "gpu/device_buffer.h"
@@ -230,5 +231,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (*serve) return ptxbench::serve(control_fd, device);
   if (*metrics) return ptxbench::list_sass_metrics(device);
+  // `once` runs under compute-sanitizer or ncu: when the tool dies (its worker or the service was
+  // killed), a hung candidate must not go on holding the GPU.
+  ptxbench::exit_when_orphaned();
   return ptxbench::once(library, spec, seed, calls, device, sass_counts);
 }

@@ -28,6 +28,16 @@ std::string judge_canary(double calibration_us, double measured_us, double toler
   return buf;
 }
 
+std::string judge_idle(const std::vector<unsigned>& utilization_percent) {
+  if (utilization_percent.empty()) return "";
+  for (unsigned u : utilization_percent)
+    if (u == 0) return "";
+  std::string seen;
+  for (unsigned u : utilization_percent) seen += (seen.empty() ? "" : ", ") + std::to_string(u) + "%";
+  return "the GPU is busy with work from outside the service: NVML utilization " + seen +
+         " while the service held it idle (a process left running on it? see nvidia-smi)";
+}
+
 HealthReport FakeEvalBackend::check_health() {
   HealthReport h;
   h.calibration_key = "fake-gpu" + std::to_string(m_device);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/json_check.h"
 #include "service/eval_request.h"
@@ -25,6 +26,12 @@ struct HealthReport {
 inline constexpr double kCanaryTolerance = 0.15;
 /// Empty when `measured_us` is within tolerance of `calibration_us`, else the problem.
 std::string judge_canary(double calibration_us, double measured_us, double tolerance = kCanaryTolerance);
+
+/// The GPU held idle by the service (every worker locked out) must show no kernel activity:
+/// `utilization_percent` holds NVML readings one sample period apart. Empty when one of them is 0
+/// (idle; earlier ones may still cover the service's own last work), else the problem: another
+/// process, such as a runner a killed service left behind, shares the GPU and would skew timings.
+std::string judge_idle(const std::vector<unsigned>& utilization_percent);
 
 class EvalBackend {
  public:

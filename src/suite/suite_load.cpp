@@ -152,6 +152,16 @@ bool LoadReport::all_as_expected() const {
   return std::all_of(records.begin(), records.end(), [](const LoadRecord& r) { return !r.lost && r.mismatches.empty(); });
 }
 
+std::vector<std::string> LoadReport::unstable_speedups(double max_spread) const {
+  std::map<std::string, std::vector<double>> speedups;
+  for (const auto& r : records)
+    if (!r.lost && r.speedup > 0) speedups[r.case_name].push_back(r.speedup);
+  std::vector<std::string> unstable;
+  for (const auto& [name, v] : speedups)
+    if (relative_spread(v) > max_spread) unstable.push_back(name);
+  return unstable;
+}
+
 ordered_json LoadReport::summary() const {
   std::map<std::string, std::vector<double>> latency, eval, queued, speedups;
   std::map<std::string, std::map<std::string, std::vector<double>>> stages;  // case -> stage -> seconds
@@ -222,6 +232,8 @@ ordered_json LoadReport::summary() const {
           {"latency", latency_stats(all)},
           {"by_status", per_status},
           {"speedup_by_case", speed},
+          {"speedup_spread_limit", kMaxSpeedupSpread},
+          {"unstable_speedups", unstable_speedups()},
           {"stage_median_s_by_case", stage_medians}};
 }
 

@@ -58,6 +58,10 @@ struct LoadReport {
   /// spread of each PASSED case's speedup (timing stays stable while other work shares the GPU).
   [[nodiscard]] ordered_json summary() const;
   [[nodiscard]] bool all_as_expected() const;
+  /// Cases whose PASSED speedups spread ((max - min) / median) over `max_spread`: timings that
+  /// the load, or something else on the GPU, disturbed.
+  [[nodiscard]] std::vector<std::string> unstable_speedups(double max_spread = kMaxSpeedupSpread) const;
+  static constexpr double kMaxSpeedupSpread = 0.10;
 };
 
 /// The i-th submission's case: rounds over all cases, each round in a seeded shuffled order.

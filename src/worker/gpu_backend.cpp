@@ -2,11 +2,16 @@
 // cached between tasks); the request's options apply to its evaluation only.
 #include <cuda_runtime.h>
 
+#include <chrono>
+#include <thread>
+#include <vector>
+
 #include "common/fs.h"
 #include "gpu/gpu_info.h"
 #include "gpu/nvml_probe.h"
 #include "service/eval_backend.h"
 #include "worker/evaluator.h"
+#include "worker/gpu_lock.h"
 
 namespace ptxbench {
 namespace {
@@ -29,6 +34,27 @@ class GpuEvalBackend final : public EvalBackend {
     h.detail["nvml"] = to_json(nvml);
     h.problem = health_problem(nvml);
     if (!h.problem.empty()) return h;
+    if (!m_idle_checked) {
+      // At the worker's first check, with the other workers of this GPU locked out, nothing of the
+      // service runs on it: NVML must see it idle (a runner that a killed service left behind, a
+      // hung kernel, or another user's job would share every later timing).
+      m_idle_checked = true;
+      std::vector<unsigned> samples;
+      {
+        GpuLock lock(m_evaluator.options().gpu_lock);
+        GpuLock::Hold alone = lock.acquire(GpuLock::Mode::exclusive);
+        for (int i = 0; i < 3; ++i) {
+          std::this_thread::sleep_for(std::chrono::seconds(1));  // the longest NVML sample period
+          NvmlReading r = read_nvml(bus);
+          if (!r.utilization_percent) break;
+          samples.push_back(*r.utilization_percent);
+          if (samples.back() == 0) break;
+        }
+      }
+      h.detail["idle_utilization_percent"] = samples;
+      h.problem = judge_idle(samples);
+      if (!h.problem.empty()) return h;
+    }
     EvalOptions o = m_evaluator.options();
     o.sanitize = o.profile = false;
     o.correctness_trials = o.timing.trials = 1;
@@ -56,6 +82,7 @@ class GpuEvalBackend final : public EvalBackend {
  private:
   Evaluator m_evaluator;
   int m_device;
+  bool m_idle_checked = false;
 };
 
 }  // namespace

@@ -38,3 +38,14 @@ TEST(HealthChecks, CanaryWithinFifteenPercentOfCalibration) {
   EXPECT_NE(judge_canary(800, 921).find("15% over"), std::string::npos);
   EXPECT_EQ(judge_canary(800, 600), "") << "faster is not sick";
 }
+
+// Held idle by the service, the GPU must show a sample with no kernel running; the first samples may
+// still cover the service's own last work.
+TEST(HealthChecks, AGpuHeldIdleMustReadIdle) {
+  EXPECT_EQ(judge_idle({}), "") << "no NVML readings: nothing to judge";
+  EXPECT_EQ(judge_idle({35, 0}), "");
+  EXPECT_EQ(judge_idle({0, 0, 0}), "");
+  std::string busy = judge_idle({100, 100, 97});
+  EXPECT_NE(busy.find("busy with work from outside the service"), std::string::npos);
+  EXPECT_NE(busy.find("100%, 100%, 97%"), std::string::npos);
+}

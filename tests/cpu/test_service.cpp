@@ -6,6 +6,7 @@
 
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -17,6 +18,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
+#include "service/leftovers.h"
 #include "service/local_service.h"
 #include "service/service_client.h"
 #include "suite/suite_load.h"
@@ -395,4 +397,63 @@ TEST(LoadSummary, SteadyRateLeavesOutTheWarmUpAndTheDrain) {
   // i = 0, 4, 8, 12, 16 were retried alone; of those only i = 0 ended TIMEOUT
   EXPECT_EQ(s["timeouts_retried_alone"]["k"]["TIMEOUT"], 1);
   EXPECT_EQ(s["timeouts_retried_alone"]["k"]["PASSED"], 4);
+}
+
+// A restarted service first kills what its killed predecessor left running in its scratch root
+// (a runner under a dead compute-sanitizer, still holding the GPU) and empties that root; other
+// services' roots are left alone.
+TEST(ServiceLeftovers, ARestartKillsItsPredecessorsRunnersAndNothingElse) {
+  TempDir home("ptxbench-leftovers");
+  fs::path mine = service_scratch_root((home.path() / "a" / "service.db").string());
+  fs::path other = service_scratch_root((home.path() / "b" / "service.db").string());
+  EXPECT_NE(mine, other);
+  EXPECT_EQ(mine, service_scratch_root((home.path() / "a" / "." / "service.db").string()));
+  auto start_in = [](const fs::path& dir) {
+    fs::create_directories(dir);
+    pid_t pid = fork();
+    if (pid == 0) {
+      if (chdir(dir.c_str()) != 0) _exit(2);
+      execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+      _exit(3);
+    }
+    return pid;
+  };
+  pid_t left_behind = start_in(mine / "ptxbench-eval-1");
+  pid_t someone_else = start_in(other / "ptxbench-eval-1");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  Leftovers l = clear_leftovers(mine);
+  EXPECT_EQ(l.processes_killed, 1);
+  EXPECT_EQ(l.folders_removed, 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(left_behind, &status, 0), left_behind);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_TRUE(fs::exists(mine) && fs::is_empty(mine));
+  EXPECT_EQ(waitpid(someone_else, &status, WNOHANG), 0) << "another service's runner was killed";
+  ::kill(someone_else, SIGKILL);
+  waitpid(someone_else, &status, 0);
+  fs::remove_all(mine);
+  fs::remove_all(other);
+}
+
+// A case whose speedup wobbles by more than 10% across the load is flagged: on the H200 a runner
+// left behind by a killed service made a SIMT kernel 3.2x slower on one GPU, every verdict still
+// "as expected".
+TEST(LoadSummary, SpeedupsThatWobbleAreFlagged) {
+  LoadReport r;
+  auto add = [&r](const std::string& name, double speedup) {
+    LoadRecord rec;
+    rec.case_name = name;
+    rec.status = "PASSED";
+    rec.speedup = speedup;
+    rec.index = static_cast<int>(r.records.size());
+    r.records.push_back(rec);
+  };
+  for (double s : {0.757, 0.750, 0.770}) add("wgmma_tma_gemm", s);
+  for (double s : {0.0490, 0.0499, 0.0153}) add("simt_tiled_gemm", s);
+  add("failed", 0.0);  // no speedup: not judged
+  EXPECT_EQ(r.unstable_speedups(), std::vector<std::string>{"simt_tiled_gemm"});
+  ordered_json s = r.summary();
+  EXPECT_EQ(s["unstable_speedups"], ordered_json::array({"simt_tiled_gemm"}));
+  r.records[5].speedup = 0.0495;
+  EXPECT_TRUE(r.unstable_speedups().empty());
 }

@@ -2,6 +2,7 @@
 // capture of a flood, the control fd, and network isolation.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -51,6 +52,62 @@ TEST(Subprocess, TimeoutKillsTheWholeGroup) {
   } catch (const InputError&) {
   }
   if (!stat.empty()) EXPECT_NE(stat.find(") Z"), std::string::npos) << "grandchild survived: " << stat;
+}
+
+// A runner started by compute-sanitizer or ncu kills itself once that tool is gone (re-parented):
+// here the tool is a child process that exits at once, leaving its own child behind.
+TEST(Subprocess, AToolsOrphanedTargetKillsItself) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  pid_t tool = fork();
+  ASSERT_GE(tool, 0);
+  if (tool == 0) {
+    pid_t target = fork();
+    if (target == 0) {
+      exit_when_orphaned(0.05);
+      pid_t me = getpid();
+      (void)!write(fds[1], &me, sizeof me);
+      sleep(30);
+      _exit(0);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the target is running
+    _exit(0);  // the tool dies, its target stays
+  }
+  close(fds[1]);
+  pid_t target = 0;
+  ASSERT_EQ(read(fds[0], &target, sizeof target), static_cast<ssize_t>(sizeof target));
+  close(fds[0]);
+  int status = 0;
+  waitpid(tool, &status, 0);
+  std::string stat = "running";
+  for (int i = 0; i < 60 && !stat.empty() && stat.find(") Z") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    try {
+      stat = read_file("/proc/" + std::to_string(target) + "/stat");
+    } catch (const InputError&) {
+      stat.clear();
+    }
+  }
+  EXPECT_TRUE(stat.empty() || stat.find(") Z") != std::string::npos) << "the orphan still runs: " << stat;
+}
+
+// What a killed worker or service left behind is found by its working directory (the runner in
+// an evaluation's scratch folder) even when its command line does not name that folder.
+TEST(Subprocess, KillByMarkerFindsAProcessByItsWorkingDirectory) {
+  TempDir dir("ptxbench-marker");
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    if (chdir(dir.path().c_str()) != 0) _exit(2);
+    execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
+    _exit(3);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // exec'd, in its folder
+  EXPECT_EQ(kill_processes_mentioning(dir.path().string()), 1);
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  EXPECT_EQ(kill_processes_mentioning(dir.path().string()), 0);
 }
 
 TEST(Subprocess, FloodIsCappedHeadAndTailKept) {

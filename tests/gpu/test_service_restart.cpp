@@ -1,0 +1,82 @@
+// A service killed while a hang candidate spins under compute-sanitizer must not leave that runner
+// on the GPU (on the H200 one did, and every later timing on that GPU shared it: results/h200.md,
+// session 4). The chain: the service dies → its worker (PR_SET_PDEATHSIG) → compute-sanitizer
+// (PR_SET_PDEATHSIG) → the runner, which watches for being orphaned. A restarted service would
+// also sweep its scratch root; this test checks the chain alone, before any restart.
+#include <chrono>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include <cuda_runtime.h>
+
+#include "common/fs.h"
+#include "gpu/nvml_probe.h"
+#include "gpu_test_support.h"
+#include "service/leftovers.h"
+#include "service/local_service.h"
+#include "service/service_client.h"
+#include "suite/candidate_suite.h"
+
+using namespace ptxbench;
+using ptxbench::testing::GpuTest;
+
+namespace {
+
+// Processes whose command line names the runner and `marker`.
+int runners_mentioning(const std::string& marker) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator("/proc", ec)) {
+    std::ifstream in(entry.path() / "cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (cmdline.find("ptxbench-runner") != std::string::npos && cmdline.find(marker) != std::string::npos) ++n;
+  }
+  return n;
+}
+
+template <class F>
+bool within(double seconds, F done) {
+  auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return done();
+}
+
+}  // namespace
+
+class ServiceOnGpu : public GpuTest {};
+
+TEST_F(ServiceOnGpu, AKilledServiceLeavesNoHungRunnerOnTheGpu) {
+  CandidateSuite suite = load_suite(fs::path(PTXBENCH_TEST_DATA) / "fixtures/gemm/suite.json");
+  std::string hang;
+  for (const auto& c : suite.cases)
+    if (c.name == "infinite_loop") hang = c.source;
+  ASSERT_FALSE(hang.empty());
+  TempDir dir("ptxbench-restart-test");
+  fs::path db = dir.path() / "service.db";
+  std::string scratch = service_scratch_root(db.string()).string();
+  char bus[32] = {0};
+  ASSERT_EQ(cudaDeviceGetPCIBusId(bus, sizeof bus, 0), cudaSuccess);
+
+  LocalService service(executable_dir() / "ptxbench", db, {"--gpus", "1", "--sanitize-timeout", "60"}, "127.0.0.1:0",
+                       {std::string("PTXBENCH_HOME=") + PTXBENCH_SOURCE_DIR}, 60);
+  ServiceClient client(service.url());
+  std::string id = client.submit({{"definition", suite.definition}, {"source", hang}});
+  // The worker's start-up check and canary come first; then memcheck runs spin on the GPU.
+  ASSERT_TRUE(within(90, [&] { return runners_mentioning(scratch) > 0; })) << "no runner under compute-sanitizer appeared";
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  NvmlReading before = read_nvml(bus);
+  ASSERT_TRUE(before.utilization_percent.has_value()) << before.note;
+  EXPECT_GT(*before.utilization_percent, 0u) << "the hang should be spinning on the GPU";
+
+  service.crash();  // SIGKILL of the service process alone
+  EXPECT_TRUE(within(5, [&] { return runners_mentioning(scratch) == 0; }))
+      << runners_mentioning(scratch) << " runner(s) outlived the killed service";
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));
+  NvmlReading after = read_nvml(bus);
+  ASSERT_TRUE(after.utilization_percent.has_value());
+  EXPECT_EQ(*after.utilization_percent, 0u) << "something still runs on the GPU";
+}
