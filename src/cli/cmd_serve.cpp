@@ -14,7 +14,7 @@
 #include "definitions/catalog.h"
 #include "gpu/gpu_info.h"
 #include "service/eval_backend.h"
-#include "service/leftovers.h"
+#include "service/instance.h"
 #include "service/http_server.h"
 #include "service/service_api.h"
 #include "service/task_queue.h"
@@ -78,8 +78,9 @@ int serve(const ServeArgs& a) {
   if (pool_config.devices.size() > 1)
     pool_config.worker_args.insert(pool_config.worker_args.end(), {"--avoid-window", std::to_string(a.avoid_window)});
 
-  // Runners and tools a killed predecessor left running (a hung candidate still on a GPU) go
-  // before any worker starts; the evaluations' scratch folders are this service's own.
+  // One service per queue. Runners and tools a killed predecessor left running (a hung candidate
+  // still on a GPU) go before any worker starts; the evaluations' scratch folders are its own.
+  InstanceLock instance(db);
   fs::path scratch = service_scratch_root(db);
   Leftovers left = clear_leftovers(scratch);
   if (left.processes_killed > 0)

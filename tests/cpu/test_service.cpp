@@ -18,7 +18,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
-#include "service/leftovers.h"
+#include "service/instance.h"
 #include "service/local_service.h"
 #include "service/service_client.h"
 #include "suite/suite_load.h"
@@ -397,6 +397,22 @@ TEST(LoadSummary, SteadyRateLeavesOutTheWarmUpAndTheDrain) {
   // i = 0, 4, 8, 12, 16 were retried alone; of those only i = 0 ended TIMEOUT
   EXPECT_EQ(s["timeouts_retried_alone"]["k"]["TIMEOUT"], 1);
   EXPECT_EQ(s["timeouts_retried_alone"]["k"]["PASSED"], 4);
+}
+
+// One service per queue: a second `serve` on the same database is refused with a clear error (it
+// would sweep the first one's runners); once the first is killed, the queue is free again.
+TEST_F(ServiceTest, ASecondServiceOnTheSameQueueIsRefused) {
+  ServiceProcess first(db(), 1);
+  try {
+    ServiceProcess second(db(), 1);
+    ADD_FAILURE() << "a second service started on the same queue";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("another service is running on the queue"), std::string::npos) << e.what();
+  }
+  first.crash();
+  ServiceProcess after(db(), 1);
+  ServiceClient client(after.url());
+  EXPECT_EQ(client.wait_done(client.submit(submission("// PTXB_FAKE_SECONDS=0.01")), 30)["status"], "PASSED");
 }
 
 // A restarted service first kills what its killed predecessor left running in its scratch root

@@ -13,7 +13,7 @@
 #include "common/fs.h"
 #include "gpu/nvml_probe.h"
 #include "gpu_test_support.h"
-#include "service/leftovers.h"
+#include "service/instance.h"
 #include "service/local_service.h"
 #include "service/service_client.h"
 #include "suite/candidate_suite.h"
