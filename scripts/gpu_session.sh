@@ -136,11 +136,12 @@ section_mainjob() {
 
 # The service's guards (session 4): a time-out on a shared GPU confirmed alone, NVML's idle
 # reading, no runner left on the GPU by a killed service, and runners under ncu (which now watch
-# for being orphaned) still profiled. About a minute.
+# for being orphaned) still profiled; and the GEMM and attention references, whose register tile
+# is now one shared helper (reference/register_tile.cuh). About a minute and a half.
 section_guards() {
   log "service guards (GPU tests)"
   timeout -s KILL ${GUARDS_LIMIT_S:-150} "$BIN/ptxbench_gpu_tests" \
-    --gtest_filter='NvmlIdle.*:ServiceOnGpu.*:FixtureVerdicts.ATimeout*:RuntimeSassTools.NcuRunsOnly*' 2>&1 | tee "$OUT/guards.log" \
+    --gtest_filter='NvmlIdle.*:ServiceOnGpu.*:FixtureVerdicts.ATimeout*:RuntimeSassTools.NcuRunsOnly*:GemmReferenceTest.*:MhaReferenceTest.*' 2>&1 | tee "$OUT/guards.log" \
     | grep -E "OK \]|FAILED|Failure|Expected|Which is|actual|PASSED|outlived|still"
 }
 

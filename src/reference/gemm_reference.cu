@@ -1,12 +1,13 @@
 #include "gpu/cuda_call.h"
 #include "reference/gemm_reference.h"
+#include "reference/register_tile.cuh"
 
 namespace ptxbench {
 namespace {
 
-constexpr int kTile = 64;   // output tile per block (kTile × kTile)
-constexpr int kDepth = 16;  // K slice staged in shared memory per step
-constexpr int kPer = 4;     // outputs per thread along each dimension (16×16 threads)
+using reference::kDepth;
+using reference::kPer;
+using reference::kTile;
 
 // Each block stages A[m0:m0+64, k0:k0+16] and B[n0:n0+64, k0:k0+16] transposed (k-major) in shared
 // memory, then every thread accumulates a 4×4 block of C in fp32 registers. Out-of-range rows and
@@ -28,19 +29,7 @@ __global__ void __launch_bounds__(256) ptxb_internal_gemm_reference(const __nv_b
       Bs[kk][row] = (n < N && k < K) ? __bfloat162float(B[n * K + k]) : 0.0f;
     }
     __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < kDepth; ++kk) {
-      float a[kPer], b[kPer];
-#pragma unroll
-      for (int i = 0; i < kPer; ++i) {
-        a[i] = As[kk][ty * kPer + i];
-        b[i] = Bs[kk][tx * kPer + i];
-      }
-#pragma unroll
-      for (int i = 0; i < kPer; ++i)
-#pragma unroll
-        for (int j = 0; j < kPer; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-    }
+    reference::accumulate_slice(As, Bs, ty, tx, acc);
     __syncthreads();
   }
 #pragma unroll

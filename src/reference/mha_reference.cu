@@ -5,13 +5,14 @@
 #include "gpu/cuda_call.h"
 #include "gpu/device_buffer.h"
 #include "reference/mha_reference.h"
+#include "reference/register_tile.cuh"
 
 namespace ptxbench {
 namespace {
 
-constexpr int kTile = 64;   // GEMM output tile per block (kTile × kTile)
-constexpr int kDepth = 16;  // GEMM reduction slice staged in shared memory per step
-constexpr int kPer = 4;     // GEMM outputs per thread along each dimension (16×16 threads)
+using reference::kDepth;
+using reference::kPer;
+using reference::kTile;
 constexpr int kThreads = 256;
 // Upper bound of the fp32 score scratch (one matrix forward, two backward), whatever S is.
 constexpr int64_t kScratchBytes = int64_t(1) << 30;
@@ -65,19 +66,7 @@ __global__ void __launch_bounds__(kThreads) ptxb_internal_mha_gemm(BatchedGemm<T
       Bs[kb][col] = (n < g.N && k < g.K) ? to_float(B[k * g.B.row + n * g.B.col]) : 0.0f;
     }
     __syncthreads();
-#pragma unroll
-    for (int kk = 0; kk < kDepth; ++kk) {
-      float a[kPer], b[kPer];
-#pragma unroll
-      for (int i = 0; i < kPer; ++i) {
-        a[i] = As[kk][ty * kPer + i];
-        b[i] = Bs[kk][tx * kPer + i];
-      }
-#pragma unroll
-      for (int i = 0; i < kPer; ++i)
-#pragma unroll
-        for (int j = 0; j < kPer; ++j) acc[i][j] = fmaf(a[i], b[j], acc[i][j]);
-    }
+    reference::accumulate_slice(As, Bs, ty, tx, acc);
     __syncthreads();
   }
   TC* C = g.C.data + z * g.C.batch;
