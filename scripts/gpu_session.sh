@@ -140,7 +140,7 @@ section_mainjob() {
 # is now one shared helper (reference/register_tile.cuh). About a minute and a half.
 section_guards() {
   log "service guards (GPU tests)"
-  timeout -s KILL ${GUARDS_LIMIT_S:-150} "$BIN/ptxbench_gpu_tests" \
+  timeout -s KILL ${GUARDS_LIMIT_S:-240} "$BIN/ptxbench_gpu_tests" \
     --gtest_filter='NvmlIdle.*:ServiceOnGpu.*:FixtureVerdicts.ATimeout*:RuntimeSassTools.NcuRunsOnly*:GemmReferenceTest.*:MhaReferenceTest.*' 2>&1 | tee "$OUT/guards.log" \
     | grep -E "OK \]|FAILED|Failure|Expected|Which is|actual|PASSED|outlived|still"
 }
