@@ -249,6 +249,7 @@ Verdict Evaluator::run_stages(Context& c) {
       // verdict is given only by a second attempt that has the GPU alone (a hang hangs there too).
       ordered_json shared_attempt = {{"message", c.v.message}};
       if (c.v.stages.contains(name)) shared_attempt["stage"] = c.v.stages[name];
+      if (c.session) shared_attempt["runner_output"] = cut(c.session->finish(), 2000);  // killed at the time-out
       shared.reset();
       c.v.stages.erase(name);
       c.v.status = Verdict{}.status;
