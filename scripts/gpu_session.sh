@@ -22,6 +22,7 @@ log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/bench.log"; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw,clocks_event_reasons.active \
   --format=csv > "$OUT/gpu.txt" 2>&1
 git rev-parse HEAD >> "$OUT/gpu.txt" 2>/dev/null
+[ -f "$BIN/../COMMIT" ] && echo "binaries built from $(cat "$BIN/../COMMIT")" >> "$OUT/gpu.txt"
 
 
 section_tests() {
