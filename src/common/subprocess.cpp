@@ -153,8 +153,10 @@ std::string ExitStatus::describe() const {
   return "exited with code " + std::to_string(exit_code);
 }
 
-int kill_processes_mentioning(const std::string& marker) {
-  if (marker.empty()) return 0;
+namespace {
+// SIGKILLs every other process for which `match(cmdline, cwd)` holds; returns how many.
+template <class Match>
+int kill_processes_where(Match match) {
   int killed = 0;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
@@ -164,12 +166,28 @@ int kill_processes_mentioning(const std::string& marker) {
     if (pid == getpid()) continue;
     std::ifstream in(entry.path() / "cmdline", std::ios::binary);
     std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::string cwd = std::filesystem::read_symlink(entry.path() / "cwd", ec).string();
-    if (ec) cwd.clear();
-    if (cmdline.find(marker) == std::string::npos && cwd.find(marker) == std::string::npos) continue;
+    std::error_code cwd_ec;
+    std::string cwd = std::filesystem::read_symlink(entry.path() / "cwd", cwd_ec).string();
+    if (!match(cmdline, cwd_ec ? std::string() : cwd)) continue;
     if (::kill(pid, SIGKILL) == 0) ++killed;
   }
   return killed;
+}
+}  // namespace
+
+int kill_processes_mentioning(const std::string& marker) {
+  if (marker.empty()) return 0;
+  return kill_processes_where([&](const std::string& cmdline, const std::string&) {
+    return cmdline.find(marker) != std::string::npos;
+  });
+}
+
+int kill_processes_in(const std::string& dir) {
+  if (dir.empty()) return 0;
+  std::string root = dir.back() == '/' ? dir : dir + "/";
+  return kill_processes_where([&](const std::string& cmdline, const std::string& cwd) {
+    return cmdline.find(root) != std::string::npos || (cwd + "/").rfind(root, 0) == 0;
+  });
 }
 
 void exit_when_orphaned(double poll_s) {

@@ -97,10 +97,14 @@ struct ProcessResult {
 /// Runs to completion or until timeout_s, then kills the group. Throws only when it cannot start.
 ProcessResult run_process(const ProcessSpec& spec, double timeout_s);
 
-/// SIGKILLs every process (other than us) whose command line or working directory contains
-/// `marker`, for children that left our process group (a tool that re-parents or re-groups its
-/// target) and for those a killed worker or service left behind. Returns how many.
+/// SIGKILLs every process (other than us) whose command line contains `marker`, for children that
+/// left our process group (a tool that re-parents or re-groups its target). Returns how many.
 int kill_processes_mentioning(const std::string& marker);
+
+/// SIGKILLs every process (other than us) whose command line names `dir` or whose working
+/// directory lies in it: what a killed worker or service left behind in its scratch folders
+/// (a session runner's command line names no folder, but it works in one). Returns how many.
+int kill_processes_in(const std::string& dir);
 
 /// For a process started by a tool (compute-sanitizer, ncu) rather than by us: a thread that
 /// SIGKILLs this process once its parent process has died (it was re-parented), polling every

@@ -48,11 +48,10 @@ fs::path service_scratch_root(const std::string& db) {
 
 Leftovers clear_leftovers(const fs::path& scratch_root) {
   Leftovers l;
-  // The root's own path with a separator: "serve-ab12" must not match "serve-ab123".
-  std::string marker = (fs::absolute(scratch_root).lexically_normal() / "").string();
-  l.processes_killed = kill_processes_mentioning(marker);
+  std::string root = fs::absolute(scratch_root).lexically_normal().string();
+  l.processes_killed = kill_processes_in(root);
   // SIGKILL is asynchronous: give the processes a moment to go before removing their folders.
-  for (int i = 0; i < 50 && l.processes_killed > 0 && kill_processes_mentioning(marker) > 0; ++i)
+  for (int i = 0; i < 50 && l.processes_killed > 0 && kill_processes_in(root) > 0; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   std::error_code ec;
   fs::create_directories(scratch_root, ec);

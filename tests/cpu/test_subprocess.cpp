@@ -91,23 +91,28 @@ TEST(Subprocess, AToolsOrphanedTargetKillsItself) {
   EXPECT_TRUE(stat.empty() || stat.find(") Z") != std::string::npos) << "the orphan still runs: " << stat;
 }
 
-// What a killed worker or service left behind is found by its working directory (the runner in
-// an evaluation's scratch folder) even when its command line does not name that folder.
-TEST(Subprocess, KillByMarkerFindsAProcessByItsWorkingDirectory) {
+// What a killed worker or service left behind is found by its working directory (a session runner
+// in an evaluation's scratch folder) even when its command line names no folder; the per-stage
+// sweep by command line must leave such a runner alone (the timing stage still needs it).
+TEST(Subprocess, KillInAFolderFindsAProcessByItsWorkingDirectory) {
   TempDir dir("ptxbench-marker");
+  fs::path inner = dir.path() / "eval-1";
+  fs::create_directories(inner);
   pid_t pid = fork();
   ASSERT_GE(pid, 0);
   if (pid == 0) {
-    if (chdir(dir.path().c_str()) != 0) _exit(2);
+    if (chdir(inner.c_str()) != 0) _exit(2);
     execl("/bin/sleep", "sleep", "30", static_cast<char*>(nullptr));
     _exit(3);
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(200));  // exec'd, in its folder
-  EXPECT_EQ(kill_processes_mentioning(dir.path().string()), 1);
+  EXPECT_EQ(kill_processes_mentioning(inner.string()), 0) << "by command line only";
+  EXPECT_EQ(kill_processes_in(dir.path().string() + "-other"), 0) << "a sibling folder's name is not a match";
+  EXPECT_EQ(kill_processes_in(dir.path().string()), 1);
   int status = 0;
   ASSERT_EQ(waitpid(pid, &status, 0), pid);
   EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-  EXPECT_EQ(kill_processes_mentioning(dir.path().string()), 0);
+  EXPECT_EQ(kill_processes_in(dir.path().string()), 0);
 }
 
 TEST(Subprocess, FloodIsCappedHeadAndTailKept) {
