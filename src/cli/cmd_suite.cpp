@@ -94,7 +94,7 @@ int run_suite_load(LoadArgs& a) {
              summary["distinct_task_ids"].get<int>(), summary["rerun_by_service"].get<int>(), summary["resent_by_client"].get<int>(),
              summary["evaluations_per_minute"].get<double>(), summary["wall_s"].get<double>(),
              summary["steady_evaluations_per_minute"].get<double>());
-  std::vector<std::string> unstable = report.unstable_speedups();
+  auto unstable = summary["unstable_speedups"].get<std::vector<std::string>>();
   if (unstable.empty())
     fmt::print("speedups stable: every case's spread within {:.0f}%\n", 100 * LoadReport::kMaxSpeedupSpread);
   else

@@ -152,20 +152,24 @@ bool LoadReport::all_as_expected() const {
   return std::all_of(records.begin(), records.end(), [](const LoadRecord& r) { return !r.lost && r.mismatches.empty(); });
 }
 
-std::vector<std::string> LoadReport::unstable_speedups(double max_spread) const {
+std::map<std::string, std::vector<double>> LoadReport::speedups_by_case() const {
   std::map<std::string, std::vector<double>> speedups;
   for (const auto& r : records)
     if (!r.lost && r.speedup > 0) speedups[r.case_name].push_back(r.speedup);
+  return speedups;
+}
+
+std::vector<std::string> LoadReport::unstable_speedups(double max_spread) const {
   std::vector<std::string> unstable;
-  for (const auto& [name, v] : speedups)
+  for (const auto& [name, v] : speedups_by_case())
     if (relative_spread(v) > max_spread) unstable.push_back(name);
   return unstable;
 }
 
 ordered_json LoadReport::summary() const {
-  std::map<std::string, std::vector<double>> latency, eval, queued, speedups;
+  std::map<std::string, std::vector<double>> latency, eval, queued;
   std::map<std::string, std::map<std::string, std::vector<double>>> stages;  // case -> stage -> seconds
-  std::vector<double> all;
+  std::vector<double> all, done_times;
   std::set<std::string> ids;
   int lost = 0, wrong = 0, rerun = 0, resent = 0;
   std::map<std::string, int> by_worker, reruns_by_worker;
@@ -187,9 +191,9 @@ ordered_json LoadReport::summary() const {
     latency[r.status].push_back(r.latency_s());
     eval[r.status].push_back(r.eval_s);
     queued[r.status].push_back(r.queued_s);
-    if (r.speedup > 0) speedups[r.case_name].push_back(r.speedup);
     for (const auto& [name, s] : r.stage_s.items()) stages[r.case_name][name].push_back(s.get<double>());
     all.push_back(r.latency_s());
+    done_times.push_back(r.done_at);
   }
   ordered_json per_status = ordered_json::object();
   for (const auto& [status, v] : latency) {
@@ -198,7 +202,7 @@ ordered_json LoadReport::summary() const {
     per_status[status]["queued_p50_s"] = quantile(queued[status], 0.5);
   }
   ordered_json speed = ordered_json::object();
-  for (const auto& [name, v] : speedups)
+  for (const auto& [name, v] : speedups_by_case())
     speed[name] = {{"count", v.size()}, {"median", median(v)}, {"min", min_of(v)}, {"max", max_of(v)}, {"spread", relative_spread(v)}};
   ordered_json stage_medians = ordered_json::object();
   for (const auto& [name, per_stage] : stages)
@@ -206,9 +210,6 @@ ordered_json LoadReport::summary() const {
   std::size_t finished = records.size() - static_cast<std::size_t>(lost);
   // Steady state: verdicts between the first and the last tenth (workers warming their caches at
   // the start, the queue draining at the end), comparable between runs of different lengths.
-  std::vector<double> done_times;
-  for (const auto& r : records)
-    if (!r.lost) done_times.push_back(r.done_at);
   std::sort(done_times.begin(), done_times.end());
   double steady = 0.0;
   if (done_times.size() >= 10) {

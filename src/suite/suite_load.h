@@ -6,6 +6,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,10 @@ struct LoadReport {
   /// the load, or something else on the GPU, disturbed.
   [[nodiscard]] std::vector<std::string> unstable_speedups(double max_spread = kMaxSpeedupSpread) const;
   static constexpr double kMaxSpeedupSpread = 0.10;
+
+ private:
+  /// PASSED speedups of each case, in record order.
+  [[nodiscard]] std::map<std::string, std::vector<double>> speedups_by_case() const;
 };
 
 /// The i-th submission's case: rounds over all cases, each round in a seeded shuffled order.

@@ -240,7 +240,7 @@ Verdict Evaluator::run_stages(Context& c) {
       GpuLock::Hold profiler;
       if (stage == &Evaluator::stage_runtime_sass && c.runs_sass_tool())
         profiler = profiler_lock.acquire(GpuLock::Mode::exclusive);
-      std::optional<GpuLock::Hold> shared = gpu_lock.acquire(GpuLock::Mode::shared);
+      GpuLock::Hold shared = gpu_lock.acquire(GpuLock::Mode::shared);
       double waited = seconds_since(wait_start);
       if (!c.state) c.state = &state_for(c.workload);
       bool passed = timed(name, stage, waited);
@@ -250,7 +250,7 @@ Verdict Evaluator::run_stages(Context& c) {
       ordered_json shared_attempt = {{"message", c.v.message}};
       if (c.v.stages.contains(name)) shared_attempt["stage"] = c.v.stages[name];
       if (c.session) shared_attempt["runner_output"] = cut(c.session->finish(), 2000);  // killed at the time-out
-      shared.reset();
+      shared = GpuLock::Hold{};
       c.v.stages.erase(name);
       c.v.status = Verdict{}.status;
       c.v.message.clear();
