@@ -19,6 +19,7 @@
 #include <fstream>
 #include <iterator>
 #include <mutex>
+#include <optional>
 #include <sstream>
 
 #include "common/error.h"
@@ -190,12 +191,38 @@ int kill_processes_in(const std::string& dir) {
   });
 }
 
-void exit_when_orphaned(double poll_s) {
+namespace {
+
+// The start time (clock ticks since boot) of a live process, or nothing when it is gone or a
+// zombie: with the pid, it names one process even after the pid is reused.
+std::optional<unsigned long long> live_process_start(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::size_t paren = stat.rfind(')');
+  if (paren == std::string::npos) return std::nullopt;
+  std::istringstream fields(stat.substr(paren + 1));
+  std::string state, field;
+  fields >> state;  // field 3; the start time is field 22
+  for (int i = 4; i < 22 && fields >> field;) ++i;
+  unsigned long long start = 0;
+  if (state == "Z" || state == "X" || !(fields >> start)) return std::nullopt;
+  return start;
+}
+
+}  // namespace
+
+void exit_when_orphaned(double poll_s, pid_t owner) {
   const pid_t parent = getppid();
   if (parent == 1) ::kill(getpid(), SIGKILL);  // the tool died before we looked
-  std::thread([parent, poll_s] {
+  std::optional<unsigned long long> owner_start;
+  if (owner > 0) {
+    owner_start = live_process_start(owner);
+    if (!owner_start) ::kill(getpid(), SIGKILL);  // the worker died before we looked
+  }
+  std::thread([parent, poll_s, owner, owner_start] {
     for (;;) {
       if (getppid() != parent) ::kill(getpid(), SIGKILL);
+      if (owner > 0 && live_process_start(owner) != owner_start) ::kill(getpid(), SIGKILL);
       std::this_thread::sleep_for(std::chrono::duration<double>(poll_s));
     }
   }).detach();

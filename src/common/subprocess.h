@@ -107,10 +107,12 @@ int kill_processes_mentioning(const std::string& marker);
 int kill_processes_in(const std::string& dir);
 
 /// For a process started by a tool (compute-sanitizer, ncu) rather than by us: a thread that
-/// SIGKILLs this process once its parent process has died (it was re-parented), polling every
-/// `poll_s`. PR_SET_PDEATHSIG cannot do it here: it follows the parent *thread* that forked, which
-/// a tool may end while its target runs.
-void exit_when_orphaned(double poll_s = 0.2);
+/// SIGKILLs this process once its parent process has died (it was re-parented) or, when `owner` is
+/// given, once that process (the worker that started the tool) has exited, polling every `poll_s`.
+/// PR_SET_PDEATHSIG cannot do it here: it follows the parent *thread* that forked, which a tool may
+/// end while its target runs; and the parent alone is not enough: compute-sanitizer starts its
+/// target under a helper of its own that outlives the tool, so the target is never re-parented.
+void exit_when_orphaned(double poll_s = 0.2, pid_t owner = 0);
 
 /// The absolute path of `name` on PATH, or empty.
 std::string find_on_path(const std::string& name);

@@ -224,6 +224,8 @@ int main(int argc, char** argv) {
   once->add_option("--seed", seed, "input seed");
   once->add_option("--calls", calls, "number of calls");
   once->add_option("--device", device, "CUDA device index");
+  int owner_pid = 0;
+  once->add_option("--owner-pid", owner_pid, "exit when this process (the worker that started the tool) is gone");
   std::string sass_counts;
   once->add_option("--sass-counts", sass_counts, "count executed SASS per instruction (CUPTI) into this JSON file");
   auto* metrics = app.add_subcommand("sass-metrics", "list the SASS metrics CUPTI offers on this GPU");
@@ -231,8 +233,8 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   if (*serve) return ptxbench::serve(control_fd, device);
   if (*metrics) return ptxbench::list_sass_metrics(device);
-  // `once` runs under compute-sanitizer or ncu: when the tool dies (its worker or the service was
-  // killed), a hung candidate must not go on holding the GPU.
-  ptxbench::exit_when_orphaned();
+  // `once` runs under compute-sanitizer or ncu: when the tool or its worker dies (the worker or the
+  // service was killed), a hung candidate must not go on holding the GPU.
+  ptxbench::exit_when_orphaned(0.2, static_cast<pid_t>(owner_pid));
   return ptxbench::once(library, spec, seed, calls, device, sass_counts);
 }

@@ -69,6 +69,15 @@ std::string runner_path(const EvalOptions& o) {
   return (executable_dir() / "ptxbench-runner").string();
 }
 
+// The runner's one-call command that compute-sanitizer and ncu start: it names this worker as its
+// owner, so that a hang outlives neither the tool nor the worker (see exit_when_orphaned).
+std::vector<std::string> once_command(const EvalOptions& o, const fs::path& library, const fs::path& spec,
+                                      uint64_t seed) {
+  return {runner_path(o), "once", "--library", library.string(), "--spec", spec.string(), "--seed",
+          std::to_string(seed), "--calls", "1", "--device", std::to_string(o.device), "--owner-pid",
+          std::to_string(getpid())};
+}
+
 std::string cut(const std::string& s, std::size_t n) { return s.size() <= n ? s : s.substr(0, n) + "\n[...]"; }
 
 ordered_json trial_json(int trial, const char* phase, uint64_t seed, const OutputCheck& check) {
@@ -302,10 +311,9 @@ bool Evaluator::stage_sanitize(Context& c) {
   for (int run = 0; run < c.options.sanitize_runs; ++run) {
     uint64_t seed = derive_seed(c.seed, 100 + static_cast<uint64_t>(run));
     std::vector<std::string> argv = {tool, "--tool", "memcheck", "--error-exitcode", std::to_string(kSanitizerErrorExit),
-                                     "--print-limit", "20", "--show-backtrace", "no", runner_path(c.options),
-                                     "once", "--library", c.library.string(), "--spec", c.spec_file.string(),
-                                     "--seed", std::to_string(seed), "--calls", "1", "--device",
-                                     std::to_string(c.options.device)};
+                                     "--print-limit", "20", "--show-backtrace", "no"};
+    std::vector<std::string> once = once_command(c.options, c.library, c.spec_file, seed);
+    argv.insert(argv.end(), once.begin(), once.end());
     ProcessSpec spec = sandboxed_spec(argv, c.scratch->path(), 1 << 20);
     double limit = c.options.sanitize_timeout_s;
     seeds.push_back(seed);
@@ -407,9 +415,7 @@ bool Evaluator::stage_runtime_sass(Context& c) {
     c.v.runtime_mechanisms = none.mechanisms;
     return true;
   }
-  std::vector<std::string> once = {runner_path(c.options), "once", "--library", c.library.string(),
-                                   "--spec", c.spec_file.string(), "--seed", std::to_string(derive_seed(c.seed, 300)),
-                                   "--calls", "1", "--device", std::to_string(c.options.device)};
+  std::vector<std::string> once = once_command(c.options, c.library, c.spec_file, derive_seed(c.seed, 300));
   const bool cupti = c.options.sass_tool == "cupti" && !c.trusted;
   if (!cupti && c.options.sass_tool != "ncu" && c.options.sass_tool != "cupti")
     throw InputError("options", "sass_tool must be cupti or ncu, not '" + c.options.sass_tool + "'");

@@ -91,6 +91,38 @@ TEST(Subprocess, AToolsOrphanedTargetKillsItself) {
   EXPECT_TRUE(stat.empty() || stat.find(") Z") != std::string::npos) << "the orphan still runs: " << stat;
 }
 
+// compute-sanitizer starts its target under a helper of its own that outlives the tool, so the
+// target is never re-parented: it must also die when its owner (the worker) is gone. Here the
+// parent (this test) stays alive and only the owner, a sibling, exits.
+TEST(Subprocess, ATargetWhoseOwnerIsGoneKillsItselfThoughItsParentLives) {
+  pid_t owner = fork();
+  ASSERT_GE(owner, 0);
+  if (owner == 0) {
+    sleep(30);
+    _exit(0);
+  }
+  pid_t target = fork();
+  ASSERT_GE(target, 0);
+  if (target == 0) {
+    exit_when_orphaned(0.05, owner);
+    sleep(30);
+    _exit(0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int status = 0;
+  ASSERT_EQ(waitpid(target, &status, WNOHANG), 0) << "the target must run while its owner lives";
+  kill(owner, SIGKILL);
+  waitpid(owner, &status, 0);
+  bool exited = false;
+  for (int i = 0; i < 60 && !exited; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    exited = waitpid(target, &status, WNOHANG) == target;
+  }
+  if (!exited) kill(target, SIGKILL), waitpid(target, &status, 0);
+  ASSERT_TRUE(exited) << "the target outlived its owner by 3 s";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+}
+
 // What a killed worker or service left behind is found by its working directory (a session runner
 // in an evaluation's scratch folder) even when its command line names no folder; the per-stage
 // sweep by command line must leave such a runner alone (the timing stage still needs it).
