@@ -168,10 +168,15 @@ HttpResponse ServiceApi::metrics() {
       m += fmt::format("ptxbench_evaluation_seconds{{quantile=\"{}\"}} {:.6f}\n", q, all[std::min(all.size() - 1, static_cast<std::size_t>(q * all.size()))]);
   m += fmt::format("ptxbench_evaluation_seconds_sum {:.6f}\nptxbench_evaluation_seconds_count {}\n", sum, all.size());
   ordered_json gpus = m_gpu_status ? m_gpu_status() : ordered_json::array();
-  m += "# HELP ptxbench_worker_up Whether the GPU's worker is running.\n# TYPE ptxbench_worker_up gauge\n";
-  for (const auto& g : gpus) m += fmt::format("ptxbench_worker_up{{device=\"{}\"}} {}\n", g.value("device", 0), g.value("state", "") == "running" ? 1 : 0);
+  // One series per worker: a GPU has several when --workers-per-gpu > 1 (same labels twice would
+  // be one series reported twice, which Prometheus rejects).
+  auto labels = [](const ordered_json& g) {
+    return fmt::format("device=\"{}\",worker=\"{}\"", g.value("device", 0), g.value("worker", ""));
+  };
+  m += "# HELP ptxbench_worker_up Whether the worker is running.\n# TYPE ptxbench_worker_up gauge\n";
+  for (const auto& g : gpus) m += fmt::format("ptxbench_worker_up{{{}}} {}\n", labels(g), g.value("state", "") == "running" ? 1 : 0);
   m += "# HELP ptxbench_worker_restarts_total Worker restarts since the service started.\n# TYPE ptxbench_worker_restarts_total counter\n";
-  for (const auto& g : gpus) m += fmt::format("ptxbench_worker_restarts_total{{device=\"{}\"}} {}\n", g.value("device", 0), g.value("restarts", 0));
+  for (const auto& g : gpus) m += fmt::format("ptxbench_worker_restarts_total{{{}}} {}\n", labels(g), g.value("restarts", 0));
   HttpResponse r = HttpResponse::text(200, m);
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
   return r;

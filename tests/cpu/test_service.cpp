@@ -111,7 +111,7 @@ TEST_F(ServiceTest, ValidatesRequestsWithClearErrors) {
   EXPECT_EQ(ordered_json::parse(health.body)["gpus"][0]["state"], "running");
   HttpResult metrics = client.request("GET", "/metrics");
   EXPECT_NE(metrics.body.find("ptxbench_queue_tasks{state=\"queued\"}"), std::string::npos);
-  EXPECT_NE(metrics.body.find("ptxbench_worker_up{device=\"0\"} 1"), std::string::npos);
+  EXPECT_NE(metrics.body.find("ptxbench_worker_up{device=\"0\",worker=\"gpu0\"} 1"), std::string::npos) << metrics.body;
   EXPECT_THROW(client.submit({{"definition", "gemm_n7168_k5120"}}), InputError);
 }
 
@@ -277,6 +277,17 @@ TEST_F(ServiceTest, WorkersSharingAGpuOverlapUntimedWorkButNeverATimedStage) {
   EXPECT_GT(overlapping_shared, 0) << "untimed stages of different workers should run at the same time";
   ordered_json health = ordered_json::parse(client.request("GET", "/v1/health").body);
   EXPECT_EQ(health["gpus"].size(), 3u);
+  // /metrics: one series per worker, none repeated (Prometheus rejects a repeated series).
+  std::istringstream metrics(client.request("GET", "/metrics").body);
+  std::set<std::string> series;
+  int worker_series = 0;
+  for (std::string line; std::getline(metrics, line);) {
+    if (line.empty() || line[0] == '#') continue;
+    std::string name_and_labels = line.substr(0, line.rfind(' '));
+    EXPECT_TRUE(series.insert(name_and_labels).second) << "repeated series: " << name_and_labels;
+    if (name_and_labels.rfind("ptxbench_worker_up{", 0) == 0) ++worker_series;
+  }
+  EXPECT_EQ(worker_series, 3);
 }
 
 TEST_F(ServiceTest, LoadDriverFindsAWrongVerdict) {
