@@ -215,6 +215,7 @@ void exit_when_orphaned(double poll_s, pid_t owner) {
   const pid_t parent = getppid();
   if (parent == 1) ::kill(getpid(), SIGKILL);  // the tool died before we looked
   std::optional<unsigned long long> owner_start;
+  if (owner > 0 && !live_process_start(getpid())) owner = 0;  // no /proc to read: only the parent is watched
   if (owner > 0) {
     owner_start = live_process_start(owner);
     if (!owner_start) ::kill(getpid(), SIGKILL);  // the worker died before we looked
