@@ -155,7 +155,7 @@ std::string ExitStatus::describe() const {
 }
 
 namespace {
-// SIGKILLs every other process for which `match(cmdline, cwd)` holds; returns how many.
+// SIGKILLs every other process for which `match(cmdline, proc_dir)` holds; returns how many.
 template <class Match>
 int kill_processes_where(Match match) {
   int killed = 0;
@@ -167,9 +167,7 @@ int kill_processes_where(Match match) {
     if (pid == getpid()) continue;
     std::ifstream in(entry.path() / "cmdline", std::ios::binary);
     std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::error_code cwd_ec;
-    std::string cwd = std::filesystem::read_symlink(entry.path() / "cwd", cwd_ec).string();
-    if (!match(cmdline, cwd_ec ? std::string() : cwd)) continue;
+    if (!match(cmdline, entry.path())) continue;
     if (::kill(pid, SIGKILL) == 0) ++killed;
   }
   return killed;
@@ -178,7 +176,7 @@ int kill_processes_where(Match match) {
 
 int kill_processes_mentioning(const std::string& marker) {
   if (marker.empty()) return 0;
-  return kill_processes_where([&](const std::string& cmdline, const std::string&) {
+  return kill_processes_where([&](const std::string& cmdline, const std::filesystem::path&) {
     return cmdline.find(marker) != std::string::npos;
   });
 }
@@ -186,8 +184,11 @@ int kill_processes_mentioning(const std::string& marker) {
 int kill_processes_in(const std::string& dir) {
   if (dir.empty()) return 0;
   std::string root = dir.back() == '/' ? dir : dir + "/";
-  return kill_processes_where([&](const std::string& cmdline, const std::string& cwd) {
-    return cmdline.find(root) != std::string::npos || (cwd + "/").rfind(root, 0) == 0;
+  return kill_processes_where([&](const std::string& cmdline, const std::filesystem::path& proc_dir) {
+    if (cmdline.find(root) != std::string::npos) return true;
+    std::error_code ec;  // the working directory is read only here: the per-stage sweep needs none
+    std::string cwd = std::filesystem::read_symlink(proc_dir / "cwd", ec).string();
+    return !ec && (cwd + "/").rfind(root, 0) == 0;
   });
 }
 

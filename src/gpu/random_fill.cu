@@ -1,10 +1,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include <algorithm>
-#include <thread>
-#include <vector>
-
+#include "common/parallel.h"
 #include "gpu/cuda_call.h"
 #include "gpu/random_fill.h"
 
@@ -94,19 +91,14 @@ void fill_normal_host(void* host, DType dtype, int64_t n, uint64_t seed) {
   if (n <= 0) return;
   if (dtype != DType::bf16 && dtype != DType::f16 && dtype != DType::f32)
     throw Error("random_fill", "unsupported dtype " + dtype_name(dtype));
-  auto work = [&](int64_t begin, int64_t end) {
+  for_each_slice(n, slice_count(n), [&](unsigned, int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       float v = normal_at(seed, static_cast<uint64_t>(i));
       if (dtype == DType::bf16) static_cast<__nv_bfloat16*>(host)[i] = __float2bfloat16_rn(v);
       else if (dtype == DType::f16) static_cast<__half*>(host)[i] = __float2half_rn(v);
       else static_cast<float*>(host)[i] = v;
     }
-  };
-  unsigned threads = n < (1 << 20) ? 1u : std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, n * t / threads, n * (t + 1) / threads);
-  work(0, n / threads);
-  for (auto& th : pool) th.join();
+  });
 }
 
 uint64_t derive_seed(uint64_t seed, uint64_t salt) { return mix64(seed * 0x100000001b3ull + salt); }

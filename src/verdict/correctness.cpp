@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <thread>
 
 #include "common/error.h"
+#include "common/parallel.h"
 
 namespace ptxbench {
 namespace {
@@ -74,11 +74,9 @@ TensorComparison compare_tensor(const void* got, const float* expected, const Te
   c.name = spec.name;
   c.elements = spec.numel();
   (void)element_to_double(got, spec.dtype, 0);  // rejects unsupported dtypes up front
-  if (threads == 0) threads = std::max(1u, std::min(16u, std::thread::hardware_concurrency()));
-  if (c.elements < (1 << 20)) threads = 1;
-  std::vector<Partial> parts(threads);
-  auto work = [&](unsigned t) {
-    int64_t begin = c.elements * t / threads, end = c.elements * (t + 1) / threads;
+  const unsigned slices = slice_count(c.elements, threads);
+  std::vector<Partial> parts(slices);
+  for_each_slice(c.elements, slices, [&](unsigned t, int64_t begin, int64_t end) {
     Partial& p = parts[t];
     for (int64_t i = begin; i < end; ++i) {
       double x = element_to_double(got, spec.dtype, i);
@@ -101,11 +99,7 @@ TensorComparison compare_tensor(const void* got, const float* expected, const Te
         if (p.first.size() < kKeptMismatches) p.first.push_back({i, {x, y}});
       }
     }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (auto& th : pool) th.join();
+  });
   for (const auto& p : parts) {  // partitions are in index order, so this keeps the lowest indices
     c.mismatches += p.mismatches;
     c.non_finite += p.non_finite;
