@@ -2,7 +2,7 @@
 # One call on a GPU host (the `device` tool, or any sm_90a machine): GPU tests, then the benchmark
 # numbers recorded in results/. Writes logs to $OUT (default /tmp/ptxbench-out).
 #   PTXBENCH_BIN   folder with ptxbench, ptxbench-runner, ptxbench_gpu_tests (default build/bin)
-#   SECTIONS       which parts, in order (default "tests bench fixtures"); also: sandbox, load,
+#   SECTIONS       which parts, in order (default "tests bench fixtures"); also: probe, before, sandbox, load,
 #                  guards, scaling, sass, attention, agent, mainjob
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -209,6 +209,55 @@ if 1 in rates and 2 in rates and rates[1] > 0:
     print(f"scaling efficiency (steady): {rates[2] / (2 * rates[1]):.3f}")
 PY
   tar czf "$OUT/scaling.tgz" -C "$OUT" scaling && rm -rf "$OUT/scaling"
+}
+
+# Host facts the sandbox depends on, the sandbox tests on this host, the runner's sandbox on the
+# GPU, a sample of ncu's per-instruction page, and CUDA under RLIMIT_DATA.
+section_probe() {
+log "host facts"
+{ uname -a; id; cat /proc/self/cgroup; ls /sys/fs/cgroup | head -40; cat /sys/fs/cgroup/cgroup.controllers
+  cat /sys/fs/cgroup/cgroup.subtree_control; mount | grep -E "cgroup|proc |sysfs"; ls -l /dev/nvidia* /dev/nvidia-caps 2>&1
+  echo "ptrace_scope $(cat /proc/sys/kernel/yama/ptrace_scope 2>&1)"; echo "userns $(cat /proc/sys/user/max_user_namespaces)"
+  for t in ncu compute-sanitizer cuobjdump; do echo "$t $(command -v $t) -> $(readlink -f "$(command -v $t)")"; done
+  echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"; ldconfig -p | grep -E "libcuda.so|libcudnn.so.9|libcupti|libnvidia-ml"
+  grep -i profil /proc/driver/nvidia/params; free -g; } > "$OUT/host_facts.txt" 2>&1
+log "sandbox, seccomp and control-channel CPU tests on this host"
+timeout -s KILL 120 "$BIN/ptxbench_cpu_tests" --gtest_filter='Sandbox*:Seccomp*:ControlChannel*' 2>&1 | tee "$OUT/sandbox_cpu.log" | grep -E "^\[ +(OK|FAILED)|Failure|Expected|Which|actual"
+log "runner sandbox, reference rows (GPU tests)"
+timeout -s KILL 300 "$BIN/ptxbench_gpu_tests" --gtest_filter='RunnerSandbox.*:ReferenceRows.*:FreshInputs.*' 2>&1 | tee "$OUT/runner_sandbox.log" | grep -E "^\[ +(OK|FAILED)|^\[(sandbox|host|launch|memcheck|ncu)|Failure|Expected|Which|actual"
+log "ncu per-instruction page of the expert GEMM (for tensor-core coverage)"
+key=$("$BIN/ptxbench" compile knowledge/hopper/experts/gemm_n7168_k5120.cu --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["key"])')
+lib="$PTXBENCH_CACHE_DIR/compile/${key:0:2}/$key/candidate.so"
+python3 - > /tmp/gemm_spec.json <<'PY'
+import json
+t=lambda n,s,o: {"name":n,"dtype":"bf16","shape":s,"strides":[s[1],1],"is_output":o}
+print(json.dumps({"tensors":[t("A",[8192,5120],False),t("B",[7168,5120],False),t("C",[8192,7168],True)]}))
+PY
+timeout -s KILL 120 ncu --section SourceCounters --page source --print-source sass --csv --clock-control none \
+  "$BIN/ptxbench-runner" --no-seccomp once --no-orphan-watch --library "$lib" --spec /tmp/gemm_spec.json > "$OUT/ncu_source.csv" 2> "$OUT/ncu_source.err"
+log "ncu source page: $(wc -l < "$OUT/ncu_source.csv") lines, $(grep -c GMMA "$OUT/ncu_source.csv") GMMA lines"
+log "CUDA under RLIMIT_DATA = 16 GiB"
+( ulimit -d 16777216; timeout -s KILL 60 "$BIN/ptxbench-runner" once --no-orphan-watch --library "$lib" --spec /tmp/gemm_spec.json ) \
+  > "$OUT/rlimit_data.log" 2>&1; log "runner once under RLIMIT_DATA: exit $?"
+}
+
+# The same measurements with the binaries of the last landed commit (.devcarry-base): the
+# "before" of this session's changes, taken on the same machine in the same call.
+section_before() {
+log "before: A/A, wgmma fixture x3 (timing), one full evaluation, expert x3 (timing) with $(cat .devcarry-base/COMMIT 2>/dev/null)"
+OLD=.devcarry-base/bin
+timeout -s KILL 120 "$OLD/ptxbench" eval $def --builtin cublaslt --repeat 3 --no-sanitize --no-profile --seed 1 --json > "$OUT/before.jsonl" 2>>"$OUT/bench.log"
+timeout -s KILL 150 "$OLD/ptxbench" eval $def tests/fixtures/gemm/wgmma_tma_gemm.cu --repeat 3 --no-sanitize --no-profile --json >> "$OUT/before.jsonl" 2>>"$OUT/bench.log"
+start=$(date +%s%N)
+timeout -s KILL 120 "$OLD/ptxbench" eval $def tests/fixtures/gemm/wgmma_tma_gemm.cu --json >> "$OUT/before.jsonl" 2>>"$OUT/bench.log"
+log "before: full eval wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
+timeout -s KILL 150 "$OLD/ptxbench" eval $def knowledge/hopper/experts/gemm_n7168_k5120.cu --repeat 3 --no-sanitize --no-profile --json >> "$OUT/before.jsonl" 2>>"$OUT/bench.log"
+python3 - "$OUT/before.jsonl" <<'PY' | tee -a "$OUT/bench.log"
+import json, sys
+for line in open(sys.argv[1]):
+    v = json.loads(line)
+    print(f'{v["status"]:<16} cand {v["candidate_us"] or 0:9.1f} base {v["baseline_us"] or 0:9.1f} speedup {v["speedup"] or 0:.4f} wall {v["wall_seconds"]:.1f}s {v["message"][:60]}')
+PY
 }
 
 for section in ${SECTIONS:-tests bench fixtures}; do

@@ -4,7 +4,7 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 packages=(cmake ninja-build g++ binutils pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev
-          libgtest-dev libsqlite3-dev libcurl4-openssl-dev curl)
+          libgtest-dev libsqlite3-dev libcurl4-openssl-dev curl libseccomp-dev libspdlog-dev)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then

@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "definitions/catalog.h"
 #include "prompt/prompt_builder.h"
+#include "service/access_token.h"
 #include "service/eval_request.h"
 #include "service/local_service.h"
 #include "service/service_client.h"
@@ -90,17 +91,19 @@ AgentRunResult execute(RunStore& store, const std::string& run_id, const RunConf
     local = std::make_unique<LocalService>(setup.ptxbench, db, setup.local_service_args);
     url = local->url();
   }
-  ServiceClient service(url);
-  // Fail now, not after the first model answers, when the service is away or lacks a definition.
-  HttpResult defs;
+  ServiceClient service(url, service_client_options(c.service_token_file));
+  // Fail now, not after the first model answers, when the service is away, refuses our token or
+  // lacks a definition.
+  ordered_json defs;
   try {
-    defs = service.request("GET", "/v1/definitions", "", 30);
+    defs = service.definitions();
+  } catch (const AccessDenied&) {
+    throw;
   } catch (const Error& e) {
-    throw EnvironmentError("run", "the evaluation service at " + url + " cannot be reached: " + e.what());
+    throw EnvironmentError("run", "the evaluation service at " + url + " cannot be used: " + e.what());
   }
-  if (defs.status != 200) throw EnvironmentError("run", "the evaluation service at " + url + " answered " + std::to_string(defs.status));
   std::set<std::string> served;
-  for (const auto& d : ordered_json::parse(defs.body)) served.insert(d.value("name", ""));
+  for (const auto& d : defs) served.insert(d.value("name", ""));
   for (const auto& d : c.definitions)
     if (!served.count(d)) throw EnvironmentError("run", "the evaluation service at " + url + " does not know definition " + d);
   ProgressDisplay progress(labels, setup.tty);

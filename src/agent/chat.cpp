@@ -11,12 +11,6 @@ int64_t count_field(const JsonChecker& check, const ordered_json& j, const std::
   return v;
 }
 
-double number_field(const JsonChecker& check, const ordered_json& j, const std::string& path, const char* key) {
-  const auto& v = check.member(j, path, key);
-  if (!v.is_number()) check.fail(JsonChecker::join(path, key), std::string("expected a number, got ") + v.dump());
-  return v.get<double>();
-}
-
 ChatMessage read_message(const JsonChecker& check, const ordered_json& j, const std::string& path) {
   check.only_fields(j, path, {"role", "content"});
   ChatMessage m{check.string_field(j, path, "role"), check.string_field(j, path, "content")};
@@ -97,10 +91,6 @@ ordered_json to_json(const ChatResponse& r) {
           {"attempts", r.attempts}};
 }
 
-ChatMessage chat_message_from_json(const ordered_json& j, const std::string& document) {
-  return read_message(JsonChecker(document), j, "");
-}
-
 Usage usage_from_json(const ordered_json& j, const std::string& document) {
   return read_usage(JsonChecker(document), j, "");
 }
@@ -116,8 +106,8 @@ ChatRequest chat_request_from_json(const ordered_json& j, const std::string& doc
     r.messages.push_back(read_message(check, messages[i], "messages[" + std::to_string(i) + "]"));
   r.model = check.optional_string(j, "", "model", "");
   if (j.contains("max_tokens")) r.max_tokens = check.int_field(j, "", "max_tokens");
-  if (j.contains("temperature")) r.temperature = number_field(check, j, "", "temperature");
-  if (j.contains("top_p")) r.top_p = number_field(check, j, "", "top_p");
+  if (j.contains("temperature")) r.temperature = check.number_field(j, "", "temperature");
+  if (j.contains("top_p")) r.top_p = check.number_field(j, "", "top_p");
   if (j.contains("extra")) {
     check.require_object(j["extra"], "extra");
     r.extra = j["extra"];
@@ -142,8 +132,8 @@ ChatResponse chat_response_from_json(const ordered_json& j, const std::string& d
   r.usage = read_usage(check, check.member(j, "", "usage"), "usage");
   r.id = check.optional_string(j, "", "id", "");
   r.model = check.optional_string(j, "", "model", "");
-  if (j.contains("latency_s")) r.latency_s = number_field(check, j, "", "latency_s");
-  if (j.contains("total_s")) r.total_s = number_field(check, j, "", "total_s");
+  if (j.contains("latency_s")) r.latency_s = check.number_field(j, "", "latency_s");
+  if (j.contains("total_s")) r.total_s = check.number_field(j, "", "total_s");
   if (j.contains("attempts")) r.attempts = static_cast<int>(count_field(check, j, "", "attempts"));
   return r;
 }

@@ -72,7 +72,6 @@ struct ChatResponse {
 
 /// Strict readers (stored records): unknown or mistyped fields are an InputError naming
 /// `document` and the field path.
-[[nodiscard]] ChatMessage chat_message_from_json(const ordered_json& j, const std::string& document = "chat message");
 [[nodiscard]] Usage usage_from_json(const ordered_json& j, const std::string& document = "usage");
 [[nodiscard]] ChatRequest chat_request_from_json(const ordered_json& j, const std::string& document = "chat request");
 [[nodiscard]] ChatResponse chat_response_from_json(const ordered_json& j, const std::string& document = "chat response");

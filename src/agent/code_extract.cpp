@@ -4,6 +4,8 @@
 #include <cctype>
 #include <vector>
 
+#include "common/text.h"
+
 namespace ptxbench {
 namespace {
 
@@ -16,8 +18,7 @@ std::string lower_trim(std::string s) {
   auto not_space = [](unsigned char c) { return !std::isspace(c); };
   s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
   s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
+  return lower(std::move(s));
 }
 
 // Fences are lines starting (after up to 3 spaces) with ``` or ~~~; a block closes at a fence of

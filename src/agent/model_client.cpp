@@ -17,6 +17,7 @@
 #include <random>
 
 #include "agent/wire_format.h"
+#include "common/text.h"
 
 namespace ptxbench {
 namespace {
@@ -33,11 +34,6 @@ std::string fmt_number(double x) { return fmt::format("{}", x); }
 
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
-}
-
 std::string url_host(const std::string& url) {
   auto start = url.find("://");
   if (start == std::string::npos) return "";
@@ -53,25 +49,6 @@ bool is_hosted(const std::string& base_url) {
 
 // ---------------------------------------------------------------------------------------------
 // Config
-
-double number_in(const JsonChecker& check, const ordered_json& j, const char* key, double lo, double hi,
-                 bool lo_open = false) {
-  const auto& v = check.member(j, "", key);
-  if (!v.is_number()) check.fail(key, std::string("expected a number, got ") + v.dump());
-  double x = v.get<double>();
-  if (!std::isfinite(x) || x > hi || (lo_open ? x <= lo : x < lo)) {
-    std::string range = std::string(lo_open ? "(" : "[") + fmt_number(lo) + ", " + fmt_number(hi) + "]";
-    check.fail(key, "must be in " + range + ", got " + v.dump());
-  }
-  return x;
-}
-
-int64_t int_in(const JsonChecker& check, const ordered_json& j, const char* key, int64_t lo, int64_t hi) {
-  int64_t x = check.int_field(j, "", key);
-  if (x < lo || x > hi)
-    check.fail(key, "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(x));
-  return x;
-}
 
 bool is_env_name(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
@@ -455,7 +432,7 @@ ModelConfig model_config_from_json(const ordered_json& j, const std::string& doc
     c.api_key_env = openai ? "OPENAI_API_KEY" : "ANTHROPIC_API_KEY";
   }
 
-  if (j.contains("max_tokens")) c.max_tokens = int_in(check, j, "max_tokens", 1, 10'000'000);
+  if (j.contains("max_tokens")) c.max_tokens = check.int_in(j, "", "max_tokens", 1, 10'000'000);
   if (!openai && !c.max_tokens) check.fail("max_tokens", "required for provider \"anthropic\"");
   only_for("max_tokens_field", openai);
   if (openai) {
@@ -464,19 +441,19 @@ ModelConfig model_config_from_json(const ordered_json& j, const std::string& doc
     if (c.max_tokens_field != "max_tokens" && c.max_tokens_field != "max_completion_tokens")
       check.fail("max_tokens_field", "expected \"max_tokens\" or \"max_completion_tokens\", got \"" + c.max_tokens_field + "\"");
   }
-  if (j.contains("temperature")) c.temperature = number_in(check, j, "temperature", 0, openai ? 2 : 1);
-  if (j.contains("top_p")) c.top_p = number_in(check, j, "top_p", 0, 1, true);
-  if (j.contains("timeout_s")) c.timeout_s = number_in(check, j, "timeout_s", 0, 86400, true);
-  if (j.contains("connect_timeout_s")) c.connect_timeout_s = number_in(check, j, "connect_timeout_s", 0, 600, true);
+  if (j.contains("temperature")) c.temperature = check.number_in(j, "", "temperature", 0, openai ? 2 : 1);
+  if (j.contains("top_p")) c.top_p = check.number_in(j, "", "top_p", 0, 1, true);
+  if (j.contains("timeout_s")) c.timeout_s = check.number_in(j, "", "timeout_s", 0, 86400, true);
+  if (j.contains("connect_timeout_s")) c.connect_timeout_s = check.number_in(j, "", "connect_timeout_s", 0, 600, true);
 
   RetryPolicy& r = c.retry;
-  if (j.contains("max_retries")) r.max_retries = static_cast<int>(int_in(check, j, "max_retries", 0, 100));
-  if (j.contains("backoff_base_s")) r.backoff_base_s = number_in(check, j, "backoff_base_s", 0, 3600);
-  if (j.contains("backoff_cap_s")) r.backoff_cap_s = number_in(check, j, "backoff_cap_s", 0, 86400);
+  if (j.contains("max_retries")) r.max_retries = static_cast<int>(check.int_in(j, "", "max_retries", 0, 100));
+  if (j.contains("backoff_base_s")) r.backoff_base_s = check.number_in(j, "", "backoff_base_s", 0, 3600);
+  if (j.contains("backoff_cap_s")) r.backoff_cap_s = check.number_in(j, "", "backoff_cap_s", 0, 86400);
   if (r.backoff_cap_s < r.backoff_base_s)
     check.fail("backoff_cap_s", "must be at least backoff_base_s (" + fmt_number(r.backoff_base_s) + ")");
-  if (j.contains("retry_after_cap_s")) r.retry_after_cap_s = number_in(check, j, "retry_after_cap_s", 0, 86400);
-  if (j.contains("malformed_retries")) r.malformed_retries = static_cast<int>(int_in(check, j, "malformed_retries", 0, 100));
+  if (j.contains("retry_after_cap_s")) r.retry_after_cap_s = check.number_in(j, "", "retry_after_cap_s", 0, 86400);
+  if (j.contains("malformed_retries")) r.malformed_retries = static_cast<int>(check.int_in(j, "", "malformed_retries", 0, 100));
 
   only_for("anthropic_version", !openai);
   only_for("prompt_cache", !openai);
@@ -484,8 +461,7 @@ ModelConfig model_config_from_json(const ordered_json& j, const std::string& doc
     c.anthropic_version = check.optional_string(j, "", "anthropic_version", c.anthropic_version);
     if (c.anthropic_version.empty()) check.fail("anthropic_version", "must not be empty");
     if (j.contains("prompt_cache")) {
-      if (!j["prompt_cache"].is_boolean()) check.fail("prompt_cache", "expected true or false, got " + j["prompt_cache"].dump());
-      c.prompt_cache = j["prompt_cache"].get<bool>();
+      c.prompt_cache = check.bool_field(j, "", "prompt_cache");
     }
   }
 

@@ -127,7 +127,7 @@ ExpertSource find_expert_source(const fs::path& root, const std::string& definit
     }
     if (suite.definition != definition) continue;
     for (const auto& c : suite.cases)
-      if (c.expect.status == "PASSED") return {c.source, fs::relative(file, root).string() + ":" + c.name};
+      if (c.expect.status == Status::PASSED) return {c.source, fs::relative(file, root).string() + ":" + c.name};
   }
   throw InputError("expert policy", "no expert kernel (knowledge/*/experts/" + definition +
                                         ".cu) and no passing fixture for definition '" + definition + "'");

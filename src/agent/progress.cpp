@@ -18,25 +18,28 @@ void ProgressDisplay::on_event(const TurnEvent& e) {
   Line& l = m_lines[e.trajectory_id];
   l.turn = e.turn;
   l.phase = e.phase;
-  if (e.phase == "answered") m_tokens += e.tokens;
-  if (e.phase == "verdict" || (e.phase == "extract" && e.detail == "EXTRACTION_ERROR")) {
+  const bool judged = e.phase == TurnPhase::verdict || (e.phase == TurnPhase::extract && e.detail == kExtractionErrorStatus);
+  const bool ended = e.phase == TurnPhase::done || e.phase == TurnPhase::failed;
+  if (e.phase == TurnPhase::answered) m_tokens += e.tokens;
+  if (judged) {
     ++m_turns;
     l.last_status = e.detail;
-    if (e.detail == "PASSED") ++m_passed;
+    if (e.detail == to_string(Status::PASSED)) ++m_passed;
   }
-  if ((e.phase == "done" || e.phase == "failed") && !l.finished) {
+  if (ended && !l.finished) {
     l.finished = true;
     ++m_done;
   }
   if (m_tty) {
-    redraw_locked(e.phase == "done" || e.phase == "failed");
+    redraw_locked(ended);
     return;
   }
   std::string label = m_labels.count(e.trajectory_id) ? m_labels.at(e.trajectory_id) : std::to_string(e.trajectory_id);
-  if (e.phase == "verdict" || (e.phase == "extract" && e.detail == "EXTRACTION_ERROR"))
+  if (judged)
     fmt::print(m_out, "[run] {} turn {}: {}\n", label, e.turn, e.detail);
-  else if (e.phase == "done" || e.phase == "failed")
-    fmt::print(m_out, "[run] {} {}{}  ({})\n", label, e.phase, e.detail.empty() ? "" : ": " + e.detail, totals_locked());
+  else if (ended)
+    fmt::print(m_out, "[run] {} {}{}  ({})\n", label, to_string(e.phase), e.detail.empty() ? "" : ": " + e.detail,
+               totals_locked());
   else
     return;
   std::fflush(m_out);
@@ -52,7 +55,8 @@ void ProgressDisplay::redraw_locked(bool force) {
   for (const auto& [id, l] : m_lines) {
     if (l.finished || lines >= 24) continue;
     std::string label = m_labels.count(id) ? m_labels.at(id) : std::to_string(id);
-    block += fmt::format("\x1b[2K  {:<44} turn {:>2}  {:<9} last: {}\n", label, l.turn, l.phase, l.last_status.empty() ? "-" : l.last_status);
+    block += fmt::format("\x1b[2K  {:<44} turn {:>2}  {:<9} last: {}\n", label, l.turn, to_string(l.phase),
+                         l.last_status.empty() ? "-" : l.last_status);
     ++lines;
   }
   block += "\x1b[2K" + totals_locked() + "\n";

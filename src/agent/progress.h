@@ -25,7 +25,8 @@ class ProgressDisplay {
  private:
   struct Line {
     int64_t turn = 0;
-    std::string phase, last_status;
+    TurnPhase phase = TurnPhase::model;
+    std::string last_status;
     bool finished = false;
   };
   void redraw_locked(bool force);

@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "agent/model_client.h"
@@ -28,6 +29,9 @@ struct RunConfig {
   int model_concurrency = 8;                  ///< model calls in flight (per-provider limit)
   ContextPolicy context = ContextPolicy::full;
   std::string service = "local";              ///< URL of `ptxbench serve`, or "local": start one
+  /// File (mode 600) with the service's access token; empty: $PTXBENCH_TOKEN when set. The path
+  /// is stored with the run, never the token.
+  std::string service_token_file;
   ordered_json eval_options = ordered_json::object();  ///< request options (seed, trials, ...)
   double eval_timeout_s = 3600;
   std::string arch = "sm_90a";
@@ -39,5 +43,7 @@ struct RunConfig {
 /// Strict: unknown fields, wrong types, bad values are InputError naming `document` and the field.
 RunConfig run_config_from_json(const ordered_json& j, const std::string& document = "run config");
 std::string to_string(ContextPolicy c);
+/// "full" or "latest"; InputError naming both otherwise.
+ContextPolicy parse_context_policy(std::string_view text);
 
 }  // namespace ptxbench

@@ -672,26 +672,24 @@ void RunStore::record_resubmission(int64_t trajectory_id, int64_t turn, const st
   tx.commit();
 }
 
-void RunStore::record_verdict(int64_t trajectory_id, int64_t turn, const std::string& task_id,
-                              const ordered_json& verdict) {
+Verdict RunStore::record_verdict(int64_t trajectory_id, int64_t turn, const std::string& task_id,
+                                 const ordered_json& verdict) {
   std::lock_guard lock(m_mutex);
   SqliteTransaction tx(m_db);
   auto c = require_step(trajectory_id, turn, {TurnStep::evaluation_submitted}, "store the verdict");
   if (c.task_id != task_id)
     throw RunStoreError("cannot store the verdict of task '" + task_id + "': " + turn_name(trajectory_id, turn) +
                         " waits for task '" + c.task_id.value_or("") + "'");
-  if (!verdict.is_object() || !verdict.contains("status") || !verdict["status"].is_string() ||
-      verdict["status"].get<std::string>().empty())
-    throw RunStoreError("the verdict of " + turn_name(trajectory_id, turn) + " has no status");
-  std::string status = verdict["status"].get<std::string>();
-  std::optional<double> speedup;
-  if (verdict.contains("speedup") && verdict["speedup"].is_number()) speedup = verdict["speedup"].get<double>();
-  bool target = false;
-  if (verdict.contains("target_instruction") && verdict["target_instruction"].is_object()) {
-    const auto& ti = verdict["target_instruction"];
-    target = ti.contains("correct") && ti["correct"].is_boolean() && ti["correct"].get<bool>();
+  Verdict v;
+  try {
+    v = Verdict::from_json(verdict);
+  } catch (const InputError& e) {
+    throw RunStoreError("the verdict of " + turn_name(trajectory_id, turn) + " is unreadable: " + e.what());
   }
-  bool correct = status == "PASSED";
+  std::string status = to_string(v.status);
+  std::optional<double> speedup = v.speedup;
+  bool target = v.target_instruction_correct;
+  bool correct = v.status == Status::PASSED;
   m_db.prepare("INSERT INTO verdicts (trajectory_id, turn, task_id, status, verdict, created_at) VALUES (?, ?, ?, ?, ?, ?)")
       .bind(1, trajectory_id)
       .bind(2, turn)
@@ -719,6 +717,7 @@ void RunStore::record_verdict(int64_t trajectory_id, int64_t turn, const std::st
   }
   set_step(trajectory_id, turn, TurnStep::verdict_stored, "verdict_at");
   tx.commit();
+  return v;
 }
 
 void RunStore::record_feedback(int64_t trajectory_id, int64_t turn, const std::string& feedback) {
@@ -800,7 +799,13 @@ std::vector<TurnRecord> RunStore::turns_locked(int64_t trajectory_id, std::optio
     r.completed_at = optional_real(st, 13);
     r.answer = st.optional_text(14);
     r.feedback = st.optional_text(15);
-    if (auto v = st.optional_text(16)) r.verdict = ordered_json::parse(*v);
+    if (auto v = st.optional_text(16)) {
+      try {
+        r.verdict = Verdict::from_json(ordered_json::parse(*v));
+      } catch (const std::exception& e) {
+        throw RunStoreError("the stored verdict of " + turn_name(r.trajectory_id, r.turn) + " is unreadable: " + e.what());
+      }
+    }
     if (!st.is_null(17))
       r.usage = ModelUsage{st.integer(18), st.integer(19), st.integer(20), st.integer(21), st.real(22),
                            st.integer(23), st.text(24),    st.text(25),    st.text(26)};

@@ -12,7 +12,8 @@
 
 #include "common/error.h"
 #include "common/json_check.h"
-#include "service/sqlite_db.h"
+#include "common/sqlite_db.h"
+#include "verdict/verdict.h"
 
 namespace ptxbench {
 
@@ -112,7 +113,7 @@ struct TurnRecord {
   std::optional<std::string> extraction_error;
   std::optional<std::string> task_id;  ///< the service task of the current submission
   int64_t submissions = 0;             ///< 1, or more after record_resubmission
-  std::optional<ordered_json> verdict;
+  std::optional<Verdict> verdict;      ///< read from the stored document (record_verdict checked it)
   std::string status;                  ///< verdict status, kExtractionErrorStatus, or "" before either
   bool correct = false;                ///< status == PASSED
   bool target_instruction = false;     ///< the verdict's target_instruction.correct
@@ -214,8 +215,10 @@ class RunStore {
   /// The service lost the task (expired, deleted): the evaluation was submitted again.
   void record_resubmission(int64_t trajectory_id, int64_t turn, const std::string& old_task_id,
                            const std::string& new_task_id);
-  /// `task_id` must be the current submission's, so a stale result cannot be attached.
-  void record_verdict(int64_t trajectory_id, int64_t turn, const std::string& task_id, const ordered_json& verdict);
+  /// `task_id` must be the current submission's, so a stale result cannot be attached. The
+  /// document is stored as it came; one that Verdict::from_json cannot read is refused.
+  /// Returns the verdict as read.
+  Verdict record_verdict(int64_t trajectory_id, int64_t turn, const std::string& task_id, const ordered_json& verdict);
   void record_feedback(int64_t trajectory_id, int64_t turn, const std::string& feedback);
   /// From feedback_stored, verdict_stored, or an extraction error; with `end`, also finishes the
   /// trajectory in the same transaction (so no resume has to re-decide the stop).

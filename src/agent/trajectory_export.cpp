@@ -1,7 +1,6 @@
 #include "agent/trajectory_export.h"
 
-#include <cmath>
-#include <ctime>
+#include "common/clock.h"
 
 #ifndef PTXBENCH_VERSION
 #define PTXBENCH_VERSION "dev"
@@ -10,16 +9,7 @@
 namespace ptxbench {
 namespace {
 
-std::string iso8601(double unix_seconds) {
-  std::time_t t = static_cast<std::time_t>(std::floor(unix_seconds));
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-ordered_json optional_time(const std::optional<double>& t) { return t ? ordered_json(iso8601(*t)) : ordered_json(nullptr); }
+ordered_json optional_time(const std::optional<double>& t) { return t ? ordered_json(iso8601_utc(*t)) : ordered_json(nullptr); }
 
 template <class T>
 ordered_json optional_value(const std::optional<T>& v) {
@@ -97,9 +87,9 @@ ordered_json trajectory_json(const RunStore& store, int64_t trajectory_id) {
     d["task_id"] = optional_value(t.task_id);
     d["submissions"] = t.submissions;
     d["usage"] = t.usage ? usage_json(*t.usage) : ordered_json(nullptr);
-    d["started_at"] = iso8601(t.started_at);
+    d["started_at"] = iso8601_utc(t.started_at);
     d["completed_at"] = optional_time(t.completed_at);
-    d["verdict"] = t.verdict ? *t.verdict : ordered_json(nullptr);
+    d["verdict"] = t.verdict ? t.verdict->to_json() : ordered_json(nullptr);
     turn_docs.push_back(std::move(d));
     if (t.usage) {
       ++api_calls;
@@ -129,7 +119,7 @@ ordered_json trajectory_json(const RunStore& store, int64_t trajectory_id) {
   extra["best_target_speedup"] = optional_value(traj.best_target_speedup);
   extra["turns_completed"] = traj.turns_completed;
   extra["submission_turn"] = submission ? ordered_json(submission->turn) : ordered_json(nullptr);
-  extra["started_at"] = iso8601(traj.started_at);
+  extra["started_at"] = iso8601_utc(traj.started_at);
   extra["finished_at"] = optional_time(traj.finished_at);
   extra["tokens"] = {{"prompt", total.prompt_tokens},
                      {"completion", total.completion_tokens},
@@ -202,7 +192,7 @@ fs::path export_run(const RunStore& store, const std::string& run_id, const fs::
                       {"status", to_string(run.status)},
                       {"model", run.model},
                       {"notes", run.notes},
-                      {"created_at", iso8601(run.created_at)},
+                      {"created_at", iso8601_utc(run.created_at)},
                       {"config", run.config},
                       {"trajectories", std::move(list)}};
   write_file_atomic(dir / "run.json", doc.dump(2) + "\n");

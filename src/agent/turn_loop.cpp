@@ -1,10 +1,21 @@
 #include "agent/turn_loop.h"
 
 #include "agent/code_extract.h"
+#include "common/enum_names.h"
 #include "common/error.h"
 #include "verdict/feedback.h"
 
 namespace ptxbench {
+namespace {
+constexpr EnumName<TurnPhase> kPhases[] = {
+    {TurnPhase::model, "model"},       {TurnPhase::answered, "answered"}, {TurnPhase::extract, "extract"},
+    {TurnPhase::evaluate, "evaluate"}, {TurnPhase::verdict, "verdict"},   {TurnPhase::done, "done"},
+    {TurnPhase::failed, "failed"},
+};
+}  // namespace
+
+std::string to_string(TurnPhase p) { return enum_name(kPhases, p); }
+TurnPhase parse_turn_phase(std::string_view text) { return parse_enum(kPhases, text, "turn phase"); }
 
 TrajectoryRunner::TrajectoryRunner(RunStore& store, Policy& policy, const ServiceClient& service, const RunConfig& config,
                                    const Catalog& catalog, const PromptBuilder& prompts, std::string run_id)
@@ -37,7 +48,7 @@ ordered_json evaluation_request(const TrajectoryKey& key, const std::string& sou
 }  // namespace
 
 void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&)>& on_event) {
-  auto emit = [&](int64_t turn, const std::string& phase, const std::string& detail = "", int64_t tokens = 0) {
+  auto emit = [&](int64_t turn, TurnPhase phase, const std::string& detail = "", int64_t tokens = 0) {
     if (on_event) on_event({id, turn, phase, detail, tokens});
   };
   for (;;) {
@@ -46,7 +57,8 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
     int64_t turn = rp.turn;
     switch (rp.next()) {
       case NextAction::done:
-        emit(turn, rp.trajectory.status == TrajectoryStatus::failed ? "failed" : "done", rp.trajectory.stop_reason);
+        emit(turn, rp.trajectory.status == TrajectoryStatus::failed ? TurnPhase::failed : TurnPhase::done,
+             rp.trajectory.stop_reason);
         return;
       case NextAction::store_initial_messages: {
         const Definition& def = m_catalog.definition(key.definition);
@@ -64,7 +76,7 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
         m_store.begin_turn(id, turn + 1);
         break;
       case NextAction::call_model: {
-        emit(turn, "model");
+        emit(turn, TurnPhase::model);
         PolicyRequest req;
         req.key = &key;
         req.turn = turn;
@@ -82,18 +94,18 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
           break;
         }
         m_store.record_model_answer(id, turn, a.text, a.usage, a.reasoning);
-        emit(turn, "answered", a.usage.finish_reason, a.usage.prompt_tokens + a.usage.completion_tokens);
+        emit(turn, TurnPhase::answered, a.usage.finish_reason, a.usage.prompt_tokens + a.usage.completion_tokens);
         break;
       }
       case NextAction::extract_candidate: {
         Extraction e = extract_candidate(rp.last->answer.value_or(""));
         if (e.source) m_store.record_candidate(id, turn, *e.source);
         else m_store.record_extraction_error(id, turn, e.error);
-        emit(turn, "extract", e.source ? "ok" : "EXTRACTION_ERROR");
+        emit(turn, TurnPhase::extract, e.source ? "ok" : kExtractionErrorStatus);
         break;
       }
       case NextAction::submit_evaluation: {
-        emit(turn, "evaluate");
+        emit(turn, TurnPhase::evaluate);
         ordered_json body = evaluation_request(key, *rp.last->candidate_source, m_config);
         // The key names the turn: a run killed between the submission and record_submission
         // gets the same task back when it resumes.
@@ -116,10 +128,18 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
           m_store.record_resubmission(id, turn, task, m_service.submit(body, idem));
           break;
         }
-        ordered_json verdict = t.contains("verdict") && t["verdict"].is_object() ? t["verdict"] : ordered_json::object();
-        if (!verdict.contains("status")) verdict["status"] = t.value("status", "INFRA_ERROR");
-        m_store.record_verdict(id, turn, task, verdict);
-        emit(turn, "verdict", verdict.value("status", ""));
+        // A task the service finished without a verdict document carries only its status.
+        ordered_json document;
+        if (t.contains("verdict") && t["verdict"].is_object()) {
+          document = t["verdict"];
+        } else {
+          Verdict bare;
+          bare.status = parse_status(t.value("status", "INFRA_ERROR")).value_or(Status::INFRA_ERROR);
+          bare.message = "the evaluation service returned no verdict";
+          document = bare.to_json();
+        }
+        Verdict verdict = m_store.record_verdict(id, turn, task, document);
+        emit(turn, TurnPhase::verdict, to_string(verdict.status));
         break;
       }
       case NextAction::feedback_or_complete: {

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "agent/policy.h"
 #include "agent/run_config.h"
@@ -17,11 +18,26 @@
 
 namespace ptxbench {
 
+/// Where a trajectory stands, for the progress display.
+enum class TurnPhase {
+  model,     ///< the model call is in flight
+  answered,  ///< the model answered (detail: finish reason; tokens)
+  extract,   ///< a candidate was extracted (detail: "ok" or EXTRACTION_ERROR)
+  evaluate,  ///< the candidate was submitted
+  verdict,   ///< the verdict is stored (detail: its status)
+  done,      ///< the trajectory ended (detail: stop reason)
+  failed,    ///< the trajectory failed, resumably (detail: error)
+};
+
+std::string to_string(TurnPhase p);
+/// The phase named `text`; InputError naming every phase otherwise.
+TurnPhase parse_turn_phase(std::string_view text);
+
 /// Something that happened in a trajectory, for the progress display.
 struct TurnEvent {
   int64_t trajectory_id = 0;
   int64_t turn = 0;
-  std::string phase;   ///< model, answered, extract, evaluate, verdict, done, failed
+  TurnPhase phase = TurnPhase::model;
   std::string detail;  ///< verdict status, stop reason, error
   int64_t tokens = 0;  ///< answered: prompt + completion tokens of the call
 };

@@ -5,6 +5,7 @@
 #include <cctype>
 
 #include "common/error.h"
+#include "common/text.h"
 
 namespace ptxbench {
 namespace {
@@ -89,11 +90,6 @@ const ordered_json& member_or_null(const ordered_json& j, const char* key) {
 void reject_error_object(const ordered_json& j) {
   if (j.contains("error") && !j["error"].is_null())
     throw MalformedResponse("error object in a success response: " + parse_provider_error(j.dump()).message);
-}
-
-std::string lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return s;
 }
 
 std::string scalar_text(const ordered_json& j) {

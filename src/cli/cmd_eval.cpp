@@ -10,7 +10,7 @@ namespace ptxbench::cli {
 namespace {
 
 struct Args {
-  std::string definition, builtin, service;
+  std::string definition, builtin, service, token_file;
   std::vector<std::string> files;
   EvalArgs eval;
 };
@@ -20,7 +20,7 @@ struct Args {
 int run_remote(const Args& a) {
   if (!a.builtin.empty()) throw InputError("cli", "--builtin runs locally only");
   if (a.files.empty()) throw InputError("cli", "give at least one candidate file");
-  ServiceClient client(a.service);
+  ServiceClient client(a.service, service_client_options(a.token_file));
   EvalOptions defaults;
   std::vector<std::pair<std::string, std::string>> submitted;
   for (int r = 0; r < a.eval.repeat; ++r)
@@ -45,6 +45,7 @@ int run_remote(const Args& a) {
 
 int run_eval(const Args& a) {
   if (!a.service.empty()) return run_remote(a);
+  if (!a.token_file.empty()) throw InputError("cli", "--token-file is for --service");
   Catalog catalog = Catalog::load(data_root());
   Evaluator evaluator(catalog, to_eval_options(a.eval));
   if (!a.builtin.empty() && a.builtin != "cublaslt")
@@ -77,6 +78,7 @@ void register_eval(CLI::App& app, Action& action) {
   cmd->add_option("files", a.files, "candidate .cu files");
   cmd->add_option("--builtin", a.builtin, "evaluate a trusted builtin instead of files: cublaslt (A/A self-test)");
   cmd->add_option("--service", a.service, "evaluate through a running service, e.g. http://127.0.0.1:8742");
+  add_token_file_option(cmd, a.token_file);
   add_eval_options(cmd, a.eval);
   cmd->callback([&action] { action = [] { return run_eval(a); }; });
 }

@@ -1,7 +1,9 @@
 // `ptxbench serve`: the GPU evaluation service — HTTP API, durable queue, one worker per GPU —
 // and `ptxbench worker`, the per-GPU process it starts.
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -10,13 +12,16 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/fd.h"
 #include "common/fs.h"
 #include "definitions/catalog.h"
 #include "gpu/gpu_info.h"
-#include "service/eval_backend.h"
+#include "service/access_token.h"
+#include "service/gpu_eval_backend.h"
 #include "service/instance.h"
 #include "service/http_server.h"
 #include "service/service_api.h"
+#include "service/service_log.h"
 #include "service/task_queue.h"
 #include "service/worker_loop.h"
 #include "service/worker_pool.h"
@@ -42,9 +47,16 @@ struct ServeArgs {
   std::string sass_tool = "ncu";
   double avoid_window = 60;
   int threads = 64;
+  std::string token_file, log_level = "info";
+  int64_t max_queued = 1000, client_quota = 100;
 };
 
 int serve(const ServeArgs& a) {
+  init_service_log("serve", a.log_level);
+  // Exposure first: nothing starts when the address would let other hosts in without a token.
+  auto [host, port] = parse_listen_address(a.listen);
+  std::optional<std::string> token = load_access_token(a.token_file);
+  require_token_for_listen(host, token);
   Catalog catalog = Catalog::load(data_root());
   std::string db = a.db.empty() ? (cache_root() / "service.db").string() : a.db;
   if (fs::path(db).has_parent_path()) fs::create_directories(fs::path(db).parent_path());
@@ -59,6 +71,11 @@ int serve(const ServeArgs& a) {
   if (a.sanitize_timeout > 0) pool_config.worker_args.insert(pool_config.worker_args.end(), {"--sanitize-timeout", std::to_string(a.sanitize_timeout)});
   if (a.call_timeout > 0) pool_config.worker_args.insert(pool_config.worker_args.end(), {"--call-timeout", std::to_string(a.call_timeout)});
   pool_config.worker_args.insert(pool_config.worker_args.end(), {"--sass-tool", a.sass_tool});
+  pool_config.worker_args.insert(pool_config.worker_args.end(), {"--log-level", a.log_level});
+  // The workers write their log lines to our stderr (a descriptor of their own, fd 3: their
+  // stderr is captured for the exit report).
+  Fd log_fd(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3));
+  if (log_fd.valid()) pool_config.log_fd = log_fd.get();
   if (a.fake_gpus > 0) {
     pool_config.fake = true;
     for (int d = 0; d < a.fake_gpus; ++d) pool_config.devices.push_back(d);
@@ -84,16 +101,19 @@ int serve(const ServeArgs& a) {
   fs::path scratch = service_scratch_root(db);
   Leftovers left = clear_leftovers(scratch);
   if (left.processes_killed > 0)
-    fmt::print("killed {} process{} left running by a previous instance of this service\n", left.processes_killed,
-               left.processes_killed == 1 ? "" : "es");
+    spdlog::warn("killed {} process{} left running by a previous instance of this service", left.processes_killed,
+                 left.processes_killed == 1 ? "" : "es");
   pool_config.worker_args.insert(pool_config.worker_args.end(), {"--scratch-root", scratch.string()});
 
   TaskQueue queue(db);
   int64_t recovered = queue.recover_all_running("service restarted; re-run");
+  if (recovered > 0) spdlog::warn("{} task{} running when the service stopped re-queued", recovered, recovered == 1 ? "" : "s");
   queue.clear_health();  // records of GPUs this start does not use must not steer re-runs
   WorkerPool pool(pool_config);
-  ServiceApi api(catalog, db, EvalRequestLimits{}, [&pool] { return pool.status(); });
-  auto [host, port] = parse_listen_address(a.listen);
+  ServiceApiOptions api_options;
+  api_options.admission = {a.max_queued, a.client_quota};
+  api_options.token = token;
+  ServiceApi api(catalog, db, api_options, [&pool] { return pool.status(); });
   HttpServerOptions http;
   http.host = host;
   http.port = port;
@@ -107,16 +127,21 @@ int serve(const ServeArgs& a) {
              server.address(), pool_config.devices.size(), pool_config.devices.size() == 1 ? "" : "s", workers,
              pool_config.fake ? "fake " : "", workers == 1 ? "" : "s", db, recovered, recovered == 1 ? "" : "s");
   std::fflush(stdout);
+  spdlog::info("listening on http://{}{}; queue bound {}, client quota {} (0: none)", server.address(),
+               token ? " (access token required)" : "", a.max_queued, a.client_quota);
   auto last_expiry = std::chrono::steady_clock::now() - std::chrono::hours(1);
   while (!g_stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     pool.supervise();
-    queue.recover_expired();
+    if (int64_t lost = queue.recover_expired(); lost > 0)
+      spdlog::warn("{} task{} whose worker stopped renewing its lease re-queued", lost, lost == 1 ? "" : "s");
     if (std::chrono::steady_clock::now() - last_expiry > std::chrono::minutes(10)) {
-      queue.expire_finished(a.retention_hours * 3600);
+      if (int64_t expired = queue.expire_finished(a.retention_hours * 3600); expired > 0)
+        spdlog::info("{} finished task{} older than {} h expired", expired, expired == 1 ? "" : "s", a.retention_hours);
       last_expiry = std::chrono::steady_clock::now();
     }
   }
+  spdlog::info("stopping");
   api.shutting_down();
   server.stop();
   pool.stop();
@@ -132,9 +157,13 @@ struct WorkerArgs {
   double lease = 120;
   int64_t max_attempts = 3;
   bool fake = false;
+  std::string log_level = "info";
+  int log_fd = STDERR_FILENO;
 };
 
 int worker(const WorkerArgs& a) {
+  if (::fcntl(a.log_fd, F_GETFD) < 0) throw InputError("worker", "--log-fd " + std::to_string(a.log_fd) + " is not an open descriptor");
+  init_service_log(a.name.empty() ? "gpu" + std::to_string(a.device) : a.name, a.log_level, a.log_fd);
   install_stop_handlers();
   Catalog catalog = Catalog::load(data_root());
   std::unique_ptr<EvalBackend> backend;
@@ -148,7 +177,7 @@ int worker(const WorkerArgs& a) {
     if (a.sanitize_timeout > 0) base.sanitize_timeout_s = a.sanitize_timeout;
     if (a.call_timeout > 0) base.call_timeout_s = a.call_timeout;
     base.state_budget_fraction = a.state_budget_fraction;
-    base.sass_tool = a.sass_tool;
+    base.sass_tool = parse_sass_tool(a.sass_tool);
     base.compare_threads = a.compare_threads;
     backend = make_gpu_backend(catalog, base);
   }
@@ -167,7 +196,7 @@ int worker(const WorkerArgs& a) {
 void register_serve(CLI::App& app, Action& action) {
   static ServeArgs s;
   auto* serve_cmd = app.add_subcommand("serve", "run the GPU evaluation service (HTTP API, durable queue, one worker per GPU)");
-  serve_cmd->add_option("--listen", s.listen, "HOST:PORT to listen on (default 127.0.0.1:8742, loopback only)");
+  serve_cmd->add_option("--listen", s.listen, "HOST:PORT to listen on (default 127.0.0.1:8742; an address other hosts can reach needs --token-file or $PTXBENCH_TOKEN)");
   serve_cmd->add_option("--db", s.db, "queue database (default: the cache folder's service.db)");
   serve_cmd->add_option("--gpus", s.gpus, "number of GPUs to use, or auto");
   serve_cmd->add_option("--fake-gpus", s.fake_gpus, "run N fake workers that need no GPU (tests)");
@@ -183,6 +212,16 @@ void register_serve(CLI::App& app, Action& action) {
                         "with several GPUs: seconds a task that failed on one GPU is left to the others (default 60)");
   serve_cmd->add_option("--sass-tool", s.sass_tool, "runtime SASS counts through ncu (default) or cupti (experimental)")
       ->check(CLI::IsMember({"cupti", "ncu"}));
+  serve_cmd->add_option("--token-file", s.token_file,
+                        "access token clients must send (Authorization: Bearer); file of mode 600. Default $PTXBENCH_TOKEN; "
+                        "required to listen on a non-loopback address");
+  serve_cmd->add_option("--max-queued", s.max_queued, "queued tasks in all; beyond, submissions get 503 (default 1000, 0: no bound)")
+      ->check(CLI::NonNegativeNumber);
+  serve_cmd->add_option("--client-quota", s.client_quota,
+                        "queued + running tasks per client; beyond, submissions get 429 (default 100, 0: no quota)")
+      ->check(CLI::NonNegativeNumber);
+  serve_cmd->add_option("--log-level", s.log_level, "log of serve and its workers on stderr: trace, debug, info (default), warn, error, critical, off")
+      ->check(CLI::IsMember(log_level_names()));
   serve_cmd->callback([&action] { action = [] { return serve(s); }; });
 
   static WorkerArgs w;
@@ -206,6 +245,10 @@ void register_serve(CLI::App& app, Action& action) {
   worker_cmd->add_option("--state-budget-fraction", w.state_budget_fraction,
                          "share of the GPU's memory that cached workload states may hold")
       ->check(CLI::Range(0.01, 1.0));
+  worker_cmd->add_option("--log-level", w.log_level, "trace, debug, info (default), warn, error, critical, off")
+      ->check(CLI::IsMember(log_level_names()));
+  worker_cmd->add_option("--log-fd", w.log_fd, "descriptor to write the log to (serve passes its stderr as 3; default 2)")
+      ->check(CLI::NonNegativeNumber);
   worker_cmd->callback([&action] { action = [] { return worker(w); }; });
 }
 

@@ -32,13 +32,12 @@ int run_suite(const Args& a) {
     if (!a.only.empty() && std::find(a.only.begin(), a.only.end(), c.name) == a.only.end()) continue;
     for (int r = 0; r < a.eval.repeat; ++r) {
       Verdict v = evaluator.evaluate_source(suite.definition, a.eval.workload, c.source);
-      ordered_json doc = v.to_json();
-      auto problems = expectation_mismatches(c.expect, doc);
+      auto problems = expectation_mismatches(c.expect, v);
       if (v.status == Status::INFRA_ERROR) ++infra;
       if (!problems.empty()) ++wrong;
       ++ran;
-      std::string note = problems.empty() ? "ok (" + c.expect.status + ")" : "MISMATCH: " + problems.front();
-      printer.print(c.name + (a.eval.repeat > 1 ? "." + std::to_string(r + 1) : ""), doc, note);
+      std::string note = problems.empty() ? "ok (" + to_string(c.expect.status) + ")" : "MISMATCH: " + problems.front();
+      printer.print(c.name + (a.eval.repeat > 1 ? "." + std::to_string(r + 1) : ""), v.to_json(), note);
     }
   }
   if (!a.eval.json) fmt::print("{} of {} verdicts as expected\n", ran - wrong, ran);
@@ -48,7 +47,7 @@ int run_suite(const Args& a) {
 struct LoadArgs {
   std::vector<std::string> suites;
   LoadOptions load;
-  std::string out;
+  std::string out, token_file;
   int64_t seed = -1;
   int trials = 0;
 };
@@ -59,6 +58,7 @@ int run_suite_load(LoadArgs& a) {
     CandidateSuite suite = load_suite(file);
     for (auto& c : suite.cases) cases.push_back({suite.definition, std::move(c)});
   }
+  a.load.client = service_client_options(a.token_file);
   if (a.seed >= 0) a.load.options["seed"] = a.seed;
   if (a.trials > 0) a.load.options["trials"] = a.trials;
   fmt::print("[load] {} submissions of {} cases from {} clients to {}\n", a.load.count, cases.size(), a.load.clients, a.load.service);
@@ -119,6 +119,7 @@ void register_suite(CLI::App& app, Action& action) {
   auto* load = cmd->add_subcommand("load", "submit suite cases to a running service from concurrent clients; check every verdict");
   load->add_option("suites", l.suites, "suite JSON files (cases of all are mixed)")->required();
   load->add_option("--service", l.load.service, "service URL, e.g. http://127.0.0.1:8742")->required();
+  add_token_file_option(load, l.token_file);
   load->add_option("--count", l.load.count, "submissions (default 200)")->check(CLI::PositiveNumber);
   load->add_option("--clients", l.load.clients, "concurrent clients (default 8)")->check(CLI::PositiveNumber);
   load->add_option("--workload", l.load.workload, "workload uuid (default: each definition's default)");
@@ -139,7 +140,7 @@ void register_suite(CLI::App& app, Action& action) {
       CandidateSuite suite = load_suite(a.suite);
       for (const auto& c : suite.cases) {
         write_file_atomic(fs::path(a.dir) / (c.name + ".cu"), c.source);
-        fmt::print("{:<28} {:<20} {}\n", c.name, c.expect.status, c.origin);
+        fmt::print("{:<28} {:<20} {}\n", c.name, to_string(c.expect.status), c.origin);
       }
       return 0;
     };

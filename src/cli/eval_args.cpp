@@ -8,10 +8,10 @@
 namespace ptxbench::cli {
 namespace {
 
-std::string yes_no(const ordered_json& v) { return v.is_boolean() ? (v.get<bool>() ? "yes" : "no") : "-"; }
+std::string yes_no(const std::optional<bool>& v) { return v ? (*v ? "yes" : "no") : "-"; }
 
-std::string number(const ordered_json& x, int precision) {
-  return x.is_number() ? fmt::format("{:.{}f}", x.get<double>(), precision) : std::string("-");
+std::string number(const std::optional<double>& x, int precision) {
+  return x ? fmt::format("{:.{}f}", *x, precision) : std::string("-");
 }
 
 constexpr const char* kRow = "{:<30} {:<20} {:>6} {:>6} {:>6} {:>10} {:>10} {:>8} {:>7}";
@@ -38,6 +38,11 @@ void add_eval_options(CLI::App* cmd, EvalArgs& a) {
   cmd->add_option("--call-timeout", a.call_timeout, "seconds per correctness call (default 30)");
 }
 
+void add_token_file_option(CLI::App* cmd, std::string& token_file) {
+  cmd->add_option("--token-file", token_file,
+                  "file (mode 600) holding the service's access token (default: $PTXBENCH_TOKEN when set)");
+}
+
 EvalOptions to_eval_options(const EvalArgs& a) {
   EvalOptions o;
   o.device = a.device;
@@ -45,7 +50,7 @@ EvalOptions to_eval_options(const EvalArgs& a) {
   if (a.trials > 0) o.correctness_trials = o.timing.trials = a.trials;
   o.sanitize = !a.no_sanitize;
   o.profile = !a.no_profile;
-  o.sass_tool = a.sass_tool;
+  o.sass_tool = parse_sass_tool(a.sass_tool);
   o.profile_always = a.profile_always;
   o.measure_time = !a.no_time;
   if (a.sanitize_timeout > 0) o.sanitize_timeout_s = a.sanitize_timeout;
@@ -66,13 +71,14 @@ void VerdictPrinter::print(const std::string& label, const ordered_json& v, cons
   if (m_args.json) {
     fmt::print("{}\n", v.dump());
   } else if (m_args.feedback) {
-    fmt::print("== {} ==\n{}\n", label, render_feedback(v));
+    fmt::print("== {} ==\n{}\n", label, render_feedback(Verdict::from_json(v)));
   } else {
-    const auto& ti = v["target_instruction"];
-    const auto& mech = ti.contains("runtime_mechanisms") ? ti["runtime_mechanisms"] : ordered_json::object();
-    fmt::print(kRow, label.substr(0, 30), v.value("status", "?"), yes_no(mech.value("c_gen4", ordered_json())),
-               yes_no(mech.value("d_tma", ordered_json())), yes_no(ti["correct"]), number(v["candidate_us"], 1),
-               number(v["baseline_us"], 1), number(v["speedup"], 3), number(v["wall_seconds"], 1));
+    Verdict verdict = Verdict::from_json(v);
+    const auto& mech = verdict.runtime_mechanisms;
+    fmt::print(kRow, label.substr(0, 30), to_string(verdict.status), yes_no(mech ? std::optional(mech->c_gen4) : std::nullopt),
+               yes_no(mech ? std::optional(mech->d_tma) : std::nullopt), yes_no(verdict.target_instruction_correct),
+               number(verdict.candidate_us, 1), number(verdict.baseline_us, 1), number(verdict.speedup, 3),
+               number(verdict.wall_seconds, 1));
     fmt::print("{}\n", extra.empty() ? "" : "  " + extra);
   }
   std::fflush(stdout);

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "common/json_check.h"
-#include "worker/evaluator.h"
+#include "evaluator/evaluator.h"
 
 namespace ptxbench::cli {
 
@@ -20,9 +20,13 @@ struct EvalArgs {
 };
 
 void add_eval_options(CLI::App* cmd, EvalArgs& a);
+/// --token-file of the commands that talk to a service (eval --service, suite load); read with
+/// service_client_options(), which falls back to $PTXBENCH_TOKEN.
+void add_token_file_option(CLI::App* cmd, std::string& token_file);
 EvalOptions to_eval_options(const EvalArgs& a);
 
-/// Prints one verdict as --json (a line), --feedback (text) or a table row; stores it under --out.
+/// Prints one verdict document as --json (a line, as it came), --feedback (text) or a table row
+/// (both read through Verdict); stores it under --out.
 class VerdictPrinter {
  public:
   VerdictPrinter(const EvalArgs& a, std::string extra_header = "");

@@ -1,9 +1,13 @@
 // JSON-lines messages over a socket between the worker and its runner, with deadlines: a silent
-// or dead peer becomes a typed error, never a blocked caller.
+// or dead peer becomes a typed error, never a blocked caller. A message may carry file
+// descriptors (SCM_RIGHTS): the worker hands the runner its shared GPU buffers that way, so the
+// runner needs no permission over the worker's process (docs/sandbox.md).
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "common/fd.h"
 #include "common/json_check.h"
 
 namespace ptxbench {
@@ -17,22 +21,27 @@ struct ChannelError : std::runtime_error {
 
 class ControlChannel {
  public:
-  explicit ControlChannel(int fd) : m_fd(fd) {}
-  ~ControlChannel();
+  explicit ControlChannel(Fd fd) : m_fd(std::move(fd)) {}
   ControlChannel(const ControlChannel&) = delete;
   ControlChannel& operator=(const ControlChannel&) = delete;
 
-  void send(const ordered_json& message);
+  /// Sends one message; `fds` (at most kMaxFds) travel with its first byte.
+  void send(const ordered_json& message, const std::vector<int>& fds = {});
   /// Waits up to timeout_s (negative: forever) for one complete line.
   ordered_json receive(double timeout_s);
-  [[nodiscard]] int fd() const noexcept { return m_fd; }
+  /// Descriptors received so far and not yet taken, in arrival order.
+  [[nodiscard]] std::vector<Fd> take_fds();
+  [[nodiscard]] int fd() const noexcept { return m_fd.get(); }
+
+  static constexpr std::size_t kMaxFds = 64;
 
  private:
-  int m_fd;
+  Fd m_fd;
   std::string m_buffer;
+  std::vector<Fd> m_fds;
 };
 
 /// A connected socket pair: [0] for us, [1] for the child (close-on-exec set on both).
-void make_socket_pair(int fds[2]);
+void make_socket_pair(Fd& ours, Fd& theirs);
 
 }  // namespace ptxbench

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <filesystem>
 
 #include "common/subprocess.h"
 
@@ -19,12 +18,6 @@ std::string find_cuda_tool(const std::string& name) {
   std::string p = "/usr/local/cuda/bin/" + name;
   if (access(p.c_str(), X_OK) == 0) return p;
   return find_on_path(name);
-}
-
-std::string cuda_include_dir() {
-  std::string nvcc = find_cuda_tool("nvcc");
-  if (nvcc.empty()) return "/usr/local/cuda/include";
-  return (std::filesystem::path(nvcc).parent_path().parent_path() / "include").string();
 }
 
 }  // namespace ptxbench

@@ -9,7 +9,4 @@ namespace ptxbench {
 /// then PATH. Empty when absent (callers decide whether that is an error or a skipped stage).
 std::string find_cuda_tool(const std::string& name);
 
-/// The CUDA include folder next to the nvcc that find_cuda_tool("nvcc") returns.
-std::string cuda_include_dir();
-
 }  // namespace ptxbench

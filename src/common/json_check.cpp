@@ -1,6 +1,8 @@
 #include "common/json_check.h"
 
-#include "common/error.h"
+#include <fmt/format.h>
+
+#include <cmath>
 
 namespace ptxbench {
 
@@ -61,6 +63,49 @@ int64_t JsonChecker::int_field(const ordered_json& j, const std::string& path,
   const auto& v = member(j, path, key);
   if (!v.is_number_integer()) fail(join(path, key), std::string("expected an integer, got ") + v.dump());
   return v.get<int64_t>();
+}
+
+int64_t JsonChecker::int_in(const ordered_json& j, const std::string& path, const char* key, int64_t lo,
+                            int64_t hi) const {
+  int64_t x = int_field(j, path, key);
+  if (x < lo || x > hi)
+    fail(join(path, key), "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(x));
+  return x;
+}
+
+double JsonChecker::number_in(const ordered_json& j, const std::string& path, const char* key, double lo, double hi,
+                              bool lo_open) const {
+  const auto& v = member(j, path, key);
+  if (!v.is_number()) fail(join(path, key), "expected a number, got " + v.dump());
+  double x = v.get<double>();
+  if (std::isfinite(x) && x <= hi && (lo_open ? x > lo : x >= lo)) return x;
+  std::string range = std::isinf(hi) ? (lo_open ? fmt::format("greater than {}", lo) : fmt::format("at least {}", lo))
+                                     : fmt::format("in {}{}, {}]", lo_open ? "(" : "[", lo, hi);
+  fail(join(path, key), "must be " + range + ", got " + v.dump());
+}
+
+bool JsonChecker::bool_field(const ordered_json& j, const std::string& path, const char* key) const {
+  const auto& v = member(j, path, key);
+  if (!v.is_boolean()) fail(join(path, key), "expected true or false, got " + v.dump());
+  return v.get<bool>();
+}
+
+std::vector<std::string> JsonChecker::string_list(const ordered_json& j, const std::string& path, const char* key) const {
+  std::vector<std::string> out;
+  if (!j.contains(key)) return out;
+  const auto& list = j[key];
+  if (!list.is_array()) fail(join(path, key), "expected a list of strings");
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string() || list[i].get<std::string>().empty())
+      fail(join(path, key) + "[" + std::to_string(i) + "]", "expected a non-empty string");
+    out.push_back(list[i].get<std::string>());
+  }
+  return out;
+}
+
+std::string JsonChecker::message_of(const Error& e) {
+  std::string what = e.what();
+  return what.rfind(e.library() + ": ", 0) == 0 ? what.substr(e.library().size() + 2) : what;
 }
 
 std::string JsonChecker::join(const std::string& path, const std::string& key) {

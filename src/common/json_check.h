@@ -4,8 +4,12 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
+
+#include "common/error.h"
 
 namespace ptxbench {
 
@@ -33,8 +37,35 @@ class JsonChecker {
                                             const char* key, const std::string& fallback) const;
   [[nodiscard]] int64_t int_field(const ordered_json& j, const std::string& path,
                                   const char* key) const;
+  /// An integer in [lo, hi].
+  [[nodiscard]] int64_t int_in(const ordered_json& j, const std::string& path, const char* key, int64_t lo,
+                               int64_t hi) const;
+  /// A finite number in [lo, hi] (lo itself excluded when `lo_open`); hi may be infinite.
+  [[nodiscard]] double number_in(const ordered_json& j, const std::string& path, const char* key, double lo,
+                                 double hi = std::numeric_limits<double>::infinity(), bool lo_open = false) const;
+  /// Any finite number.
+  [[nodiscard]] double number_field(const ordered_json& j, const std::string& path, const char* key) const {
+    return number_in(j, path, key, -std::numeric_limits<double>::infinity());
+  }
+  [[nodiscard]] bool bool_field(const ordered_json& j, const std::string& path, const char* key) const;
+  /// A list of non-empty strings; an absent key is an empty list.
+  [[nodiscard]] std::vector<std::string> string_list(const ordered_json& j, const std::string& path,
+                                                     const char* key) const;
+  /// A string read by `parse` (an enum's parse function, which throws InputError for a bad name);
+  /// its complaint is reported at the field's path.
+  template <class Parse>
+  [[nodiscard]] auto enum_field(const ordered_json& j, const std::string& path, const char* key, Parse parse) const {
+    std::string text = string_field(j, path, key);
+    try {
+      return parse(text);
+    } catch (const InputError& e) {
+      fail(join(path, key), message_of(e));
+    }
+  }
 
   [[nodiscard]] static std::string join(const std::string& path, const std::string& key);
+  /// An error's message without its "library: " prefix.
+  [[nodiscard]] static std::string message_of(const Error& e);
   [[nodiscard]] const std::string& document() const noexcept { return m_document; }
 
  private:

@@ -49,81 +49,28 @@ struct Pipe {
 struct ChildFailure {
   int stage;
   int err;
+  int detail;  ///< the ChildSetup's own code for stages kSetupEnter/kSetupDrop
+};
+constexpr int kSetupEnter = 8, kSetupDrop = 9;
+
+// A ChildSetup step failed (or the clone with namespaces): the sandbox may be weakened and retried.
+struct SetupFailure : std::runtime_error {
+  using std::runtime_error::runtime_error;
 };
 const char* stage_name(int stage) {
   switch (stage) {
     case 1: return "setpgid";
     case 2: return "dup2";
     case 3: return "setrlimit";
-    case 4: return "unshare(CLONE_NEWNET)";
     case 5: return "chdir";
     case 6: return "execve";
-    case 7: return "read-only filesystem view";
+    case 7: return "waiting for the parent";
     default: return "start";
   }
 }
 
-struct MountPoint {
-  std::string path;
-  unsigned long flags = 0;  ///< nosuid/nodev/noexec/atime flags to keep when remounting read-only
-};
-
-// Mount points to remount read-only, read before fork (parsing is not async-signal-safe).
-std::vector<MountPoint> mounts_to_protect(const std::vector<std::string>& writable, bool private_tmp) {
-  std::vector<MountPoint> out;
-  std::ifstream in("/proc/self/mountinfo");
-  std::string line;
-  auto under = [](const std::string& p, const std::string& root) {
-    return p == root || (p.size() > root.size() && p.compare(0, root.size(), root) == 0 && p[root.size()] == '/');
-  };
-  while (std::getline(in, line)) {
-    std::istringstream f(line);
-    std::string id, parent, dev, root, mp, opts;
-    f >> id >> parent >> dev >> root >> mp >> opts;
-    if (mp.empty()) continue;
-    bool skip = under(mp, "/proc") || under(mp, "/sys") || under(mp, "/dev") || (private_tmp && under(mp, "/tmp"));
-    for (const auto& w : writable) skip = skip || under(mp, w);
-    if (skip) continue;
-    MountPoint m{mp, 0};
-    std::istringstream o(opts);
-    for (std::string opt; std::getline(o, opt, ',');) {
-      if (opt == "nosuid") m.flags |= MS_NOSUID;
-      else if (opt == "nodev") m.flags |= MS_NODEV;
-      else if (opt == "noexec") m.flags |= MS_NOEXEC;
-      else if (opt == "noatime") m.flags |= MS_NOATIME;
-      else if (opt == "nodiratime") m.flags |= MS_NODIRATIME;
-      else if (opt == "relatime") m.flags |= MS_RELATIME;
-    }
-    out.push_back(std::move(m));
-  }
-  return out;
-}
-
-// In the child: private mount namespace, writable binds, private /tmp, everything else read-only.
-// A fresh tmpfs on /tmp would hide writable paths below /tmp, so /tmp is private only when none is.
-bool private_tmp_possible(const std::vector<std::string>& writable) {
-  for (const auto& w : writable)
-    if (w == "/tmp" || w.rfind("/tmp/", 0) == 0) return false;
-  return true;
-}
-
-bool isolate_filesystem(const std::vector<MountPoint>& mounts, const std::vector<std::string>& writable,
-                        bool private_tmp) {
-  if (unshare(CLONE_NEWNS) != 0) return false;
-  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return false;
-  for (const auto& w : writable)
-    if (mount(w.c_str(), w.c_str(), nullptr, MS_BIND | MS_REC, nullptr) != 0) return false;
-  if (private_tmp && mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=2g,mode=1777") != 0) return false;
-  bool root_done = false;
-  for (const auto& m : mounts) {
-    int rc = mount(nullptr, m.path.c_str(), nullptr, MS_BIND | MS_REMOUNT | MS_RDONLY | m.flags, nullptr);
-    if (m.path == "/") root_done = rc == 0;
-  }
-  return root_done;
-}
-
-[[noreturn]] void child_fail(int status_fd, int stage) {
-  ChildFailure f{stage, errno};
+[[noreturn]] void child_fail(int status_fd, int stage, int detail = 0) {
+  ChildFailure f{stage, errno, detail};
   ssize_t ignored = ::write(status_fd, &f, sizeof f);
   (void)ignored;
   _exit(127);
@@ -321,22 +268,98 @@ struct ChildProcess::Drain {
   }
 };
 
+namespace {
+
+// The child's environment: the setup's (or ours), then the spec's overrides on top.
+std::vector<std::string> child_environment(const ProcessSpec& spec) {
+  std::vector<std::string> base;
+  if (spec.setup) base = spec.setup->environment();
+  if (base.empty())
+    for (char** e = environ; *e; ++e) base.emplace_back(*e);
+  std::vector<std::string> out;
+  for (const auto& entry : base) {
+    std::string key = entry.substr(0, entry.find('='));
+    bool overridden = false;
+    for (const auto& o : spec.env_overrides) overridden = overridden || o.substr(0, o.find('=')) == key;
+    if (!overridden) out.push_back(entry);
+  }
+  for (const auto& o : spec.env_overrides) out.push_back(o);
+  return out;
+}
+
+// In the child, from clone to exec. Only system calls and async-signal-safe functions: the parent
+// is threaded, and another thread may have held the allocator's lock at the clone.
+[[noreturn]] void run_child(const ProcessSpec& spec, const std::string& exe, char* const* argv, char* const* envp,
+                            pid_t parent, int devnull, int out_w, int err_w, int status_w, int go_r) {
+  if (setpgid(0, 0) != 0) child_fail(status_w, 1);
+  if (spec.die_with_parent) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    // The parent died before the request took effect (in a new PID namespace getppid() is 0).
+    if (getppid() != parent && getppid() != 0) _exit(127);
+  }
+  if (spec.setup) {
+    char go = 0;
+    ssize_t got;
+    do {
+      got = ::read(go_r, &go, 1);
+    } while (got < 0 && errno == EINTR);
+    if (got != 1) child_fail(status_w, 7);  // the parent could not adopt us (cgroup) and gave up
+    if (int code = spec.setup->enter()) child_fail(status_w, kSetupEnter, code);
+  }
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGPIPE, &dfl, nullptr);
+  if (dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(err_w, 2) < 0) child_fail(status_w, 2);
+  if (spec.control_fd >= 0) {
+    if (spec.control_fd == 3) {
+      fcntl(3, F_SETFD, 0);
+    } else if (dup2(spec.control_fd, 3) < 0) {
+      child_fail(status_w, 2);
+    }
+  }
+  int keep_status = fcntl(status_w, F_DUPFD_CLOEXEC, 1000);
+  mark_cloexec_from(spec.control_fd >= 0 ? 4 : 3);
+  if (keep_status >= 0) fcntl(keep_status, F_SETFD, FD_CLOEXEC);
+  int sfd = keep_status >= 0 ? keep_status : status_w;
+  set_limit(RLIMIT_CORE, spec.limits.core_bytes, sfd);
+  set_limit(RLIMIT_NOFILE, spec.limits.open_files, sfd);
+  set_limit(RLIMIT_FSIZE, spec.limits.file_size_bytes, sfd);
+  set_limit(RLIMIT_CPU, spec.limits.cpu_seconds, sfd);
+  set_limit(RLIMIT_DATA, spec.limits.data_bytes, sfd);
+  set_limit(RLIMIT_NPROC, spec.limits.processes, sfd);
+  if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) child_fail(sfd, 5);
+  if (spec.setup)
+    if (int code = spec.setup->drop()) child_fail(sfd, kSetupDrop, code);
+  execve(exe.c_str(), argv, envp);
+  child_fail(sfd, 6);
+}
+
+}  // namespace
+
 ChildProcess::ChildProcess(const ProcessSpec& spec) {
   PTXB_ENSURE(!spec.argv.empty(), kLib, "empty argv");
   std::string exe = find_on_path(spec.argv[0]);
   if (exe.empty()) throw EnvironmentError(kLib, "program not found: " + spec.argv[0]);
 
-  // Everything the child needs is built before fork: after fork only async-signal-safe calls.
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) {
-    std::string entry(*e);
-    std::string key = entry.substr(0, entry.find('='));
-    bool overridden = false;
-    for (const auto& o : spec.env_overrides)
-      if (o.substr(0, o.find('=')) == key) overridden = true;
-    if (!overridden) env_strings.push_back(entry);
+  // A sandbox that the host cannot give in full is weakened once (best effort) and retried.
+  for (int attempt = 0;; ++attempt) {
+    std::string failure;
+    bool setup_failed = false;
+    try {
+      start(spec, exe);
+      return;
+    } catch (const SetupFailure& f) {
+      failure = f.what();
+      setup_failed = true;
+    }
+    if (!setup_failed || attempt > 0 || !spec.setup || !spec.setup->degrade(failure))
+      throw EnvironmentError(kLib, "cannot start " + exe + ": " + failure);
   }
-  for (const auto& o : spec.env_overrides) env_strings.push_back(o);
+}
+
+void ChildProcess::start(const ProcessSpec& spec, const std::string& exe) {
+  // Everything the child needs is built before the clone: after it only system calls.
+  std::vector<std::string> env_strings = child_environment(spec);
   std::vector<char*> envp, argv;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -344,55 +367,21 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) {
   for (auto& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
 
-  std::vector<MountPoint> protect;
-  const bool private_tmp = private_tmp_possible(spec.writable_paths);
-  if (spec.filesystem != FilesystemIsolation::off) protect = mounts_to_protect(spec.writable_paths, private_tmp);
-
-  Pipe out, err, status;
+  Pipe out, err, status, go;
   int devnull = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   PTXB_ENSURE(devnull >= 0, kLib, "cannot open /dev/null");
 
   const pid_t parent = getpid();
-  pid_t pid = fork();
+  const unsigned long flags = spec.setup ? spec.setup->clone_flags() : 0;
+  // A raw clone with namespace flags behaves like fork (the child continues on a copy of the stack).
+  pid_t pid = flags ? static_cast<pid_t>(syscall(SYS_clone, flags | SIGCHLD, nullptr, nullptr, nullptr, 0)) : fork();
   if (pid < 0) {
+    int e = errno;
     ::close(devnull);
-    throw Error(kLib, std::string("fork: ") + std::strerror(errno));
+    if (flags) throw SetupFailure(std::string("clone with namespaces: ") + std::strerror(e));
+    throw Error(kLib, std::string("fork: ") + std::strerror(e));
   }
-  if (pid == 0) {
-    if (setpgid(0, 0) != 0) child_fail(status.w, 1);
-    if (spec.die_with_parent) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(127);  // the parent died before the request took effect
-    }
-    struct sigaction dfl {};
-    dfl.sa_handler = SIG_DFL;
-    sigaction(SIGPIPE, &dfl, nullptr);
-    if (dup2(devnull, 0) < 0 || dup2(out.w, 1) < 0 || dup2(err.w, 2) < 0) child_fail(status.w, 2);
-    if (spec.control_fd >= 0) {
-      if (spec.control_fd == 3) {
-        fcntl(3, F_SETFD, 0);
-      } else if (dup2(spec.control_fd, 3) < 0) {
-        child_fail(status.w, 2);
-      }
-    }
-    int keep_status = fcntl(status.w, F_DUPFD_CLOEXEC, 1000);
-    mark_cloexec_from(spec.control_fd >= 0 ? 4 : 3);
-    if (keep_status >= 0) fcntl(keep_status, F_SETFD, FD_CLOEXEC);
-    int sfd = keep_status >= 0 ? keep_status : status.w;
-    set_limit(RLIMIT_CORE, spec.limits.core_bytes, sfd);
-    set_limit(RLIMIT_NOFILE, spec.limits.open_files, sfd);
-    set_limit(RLIMIT_FSIZE, spec.limits.file_size_bytes, sfd);
-    set_limit(RLIMIT_CPU, spec.limits.cpu_seconds, sfd);
-    if (spec.network != NetworkIsolation::off && unshare(CLONE_NEWNET) != 0 &&
-        spec.network == NetworkIsolation::required)
-      child_fail(sfd, 4);
-    if (spec.filesystem != FilesystemIsolation::off && !isolate_filesystem(protect, spec.writable_paths, private_tmp) &&
-        spec.filesystem == FilesystemIsolation::required)
-      child_fail(sfd, 7);
-    if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) child_fail(sfd, 5);
-    execve(exe.c_str(), argv.data(), envp.data());
-    child_fail(sfd, 6);
-  }
+  if (pid == 0) run_child(spec, exe, argv.data(), envp.data(), parent, devnull, out.w, err.w, status.w, go.r);
 
   ::close(devnull);
   m_pid = pid;
@@ -401,6 +390,23 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) {
   out.close_w();
   err.close_w();
   status.close_w();
+  go.close_r();
+  if (spec.setup) {
+    try {
+      spec.setup->adopt(pid);
+    } catch (...) {
+      go.close_w();  // the child reads EOF and gives up
+      int st = 0;
+      ::kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      m_pid = -1;
+      throw;
+    }
+    char ok = 1;
+    ssize_t ignored = ::write(go.w, &ok, 1);
+    (void)ignored;
+  }
+  go.close_w();
   ChildFailure failure{};
   ssize_t got;
   do {
@@ -410,6 +416,8 @@ ChildProcess::ChildProcess(const ProcessSpec& spec) {
     int st = 0;
     waitpid(pid, &st, 0);
     m_pid = -1;
+    if (failure.stage == kSetupEnter || failure.stage == kSetupDrop)
+      throw SetupFailure(spec.setup->describe(failure.detail, failure.err));
     throw EnvironmentError(kLib, "cannot start " + exe + ": " + stage_name(failure.stage) + ": " +
                                      std::strerror(failure.err));
   }

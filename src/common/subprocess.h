@@ -1,6 +1,7 @@
 // Child processes owned by RAII handles: own process group, hard kill of the whole group,
-// resource limits, optional network namespace, and capped capture of stdout/stderr (a child that
-// floods its output is truncated, never blocks, never exhausts our memory).
+// resource limits, an optional ChildSetup (the sandbox: namespaces, filesystem view, identity,
+// cgroup; src/sandbox/), and capped capture of stdout/stderr (a child that floods its output is
+// truncated, never blocks, never exhausts our memory).
 #pragma once
 
 #include <sys/types.h>
@@ -20,23 +21,40 @@ struct ResourceLimits {
   std::optional<unsigned long> open_files;
   std::optional<unsigned long> file_size_bytes;
   std::optional<unsigned long> cpu_seconds;
+  std::optional<unsigned long> data_bytes;      ///< RLIMIT_DATA (heap and private writable maps)
+  std::optional<unsigned long> processes;       ///< RLIMIT_NPROC (per user: threads count too)
 };
 
-enum class NetworkIsolation { off, best_effort, required };
-
-/// A private mount namespace in which every mount is read-only except `writable_paths` (bind
-/// mounts of themselves), /dev, /proc, /sys, and a fresh tmpfs on /tmp (only when no writable path
-/// lies under /tmp, which the tmpfs would hide). Needs CAP_SYS_ADMIN.
-enum class FilesystemIsolation { off, best_effort, required };
+/// Work between clone and exec, prepared in the parent before the clone (everything that
+/// allocates), so the child only makes system calls (it is the child of a threaded process).
+class ChildSetup {
+ public:
+  virtual ~ChildSetup() = default;
+  /// CLONE_NEW* flags the child is created with; 0: a plain fork.
+  [[nodiscard]] virtual unsigned long clone_flags() const noexcept = 0;
+  /// In the parent, before the child may go past its first step (e.g. join a cgroup). May throw.
+  virtual void adopt(int child_pid) = 0;
+  /// In the child, first: namespaces' contents (the filesystem view). 0, or a code for describe();
+  /// errno is kept for the message.
+  [[nodiscard]] virtual int enter() const noexcept = 0;
+  /// In the child, last before exec: identity, privileges. 0 or a code, as enter().
+  [[nodiscard]] virtual int drop() const noexcept = 0;
+  /// What a failure code of enter()/drop() means, with its errno.
+  [[nodiscard]] virtual std::string describe(int code, int err) const = 0;
+  /// After a failure of the clone or of enter(): weaken to what the host permits and say why;
+  /// false when that is not allowed (the sandbox is required), and the failure stands.
+  virtual bool degrade(const std::string& reason) = 0;
+  /// The child's whole environment before overrides (names=values); empty: inherit ours.
+  [[nodiscard]] virtual std::vector<std::string> environment() const = 0;
+};
 
 struct ProcessSpec {
   std::vector<std::string> argv;          ///< argv[0] is looked up on PATH when it has no '/'
   std::vector<std::string> env_overrides; ///< "NAME=value" entries added to (or replacing) ours
   std::string cwd;                        ///< empty: inherit
   ResourceLimits limits;
-  NetworkIsolation network = NetworkIsolation::off;
-  FilesystemIsolation filesystem = FilesystemIsolation::off;
-  std::vector<std::string> writable_paths;  ///< absolute; stay writable under FilesystemIsolation
+  /// The sandbox (src/sandbox/sandbox.h), or none. Shared: the caller may read what it recorded.
+  std::shared_ptr<ChildSetup> setup;
   std::size_t output_cap_bytes = 1 << 20; ///< bytes kept per stream (head and tail halves)
   int control_fd = -1;                    ///< when >= 0, becomes fd 3 in the child
   /// SIGKILL the child when the thread that started it exits (PR_SET_PDEATHSIG): runners and
@@ -79,6 +97,7 @@ class ChildProcess {
 
  private:
   struct Drain;
+  void start(const ProcessSpec& spec, const std::string& exe);
   void finish_drain();
   pid_t m_pid = -1;
   std::optional<ExitStatus> m_status;

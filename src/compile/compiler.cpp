@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/sha256.h"
 #include "common/subprocess.h"
+#include "sandbox/sandbox.h"
 
 namespace ptxbench {
 namespace {
@@ -36,6 +37,22 @@ fs::path find_with_extension(const fs::path& dir, const std::string& ext, const 
 }
 
 }  // namespace
+
+SandboxPolicy Compiler::compile_sandbox_policy(const fs::path& work) const {
+  SandboxPolicy p;
+  p.enforcement = m_options.sandbox;
+  p.read_only = system_paths();
+  // The loader's cache and the compiler drivers' alternatives, not the rest of /etc.
+  for (const char* f : {"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives"})
+    p.read_only.push_back(f);
+  std::error_code ec;
+  p.read_only.push_back(fs::canonical(m_nvcc, ec).parent_path().parent_path().string());
+  p.read_only.push_back(m_abi_dir.string());
+  p.read_only.push_back(m_pack_include.string());
+  p.writable = {fs::absolute(work).string()};
+  p.memory_bytes = m_options.memory_bytes;
+  return p;
+}
 
 ArchTarget arch_target(const std::string& name) {
   if (name == "sm_90a") return {name, "arch=compute_90a,code=sm_90a", "hopper"};
@@ -92,11 +109,13 @@ void Compiler::analyze(CompileResult& r) const {
   r.ptxas = parse_ptxas_report(r.log);
   if (fs::exists(r.cubin())) r.kernels = cubin_kernels(read_elf(read_file(r.cubin()), r.cubin().string()));
   if (r.status != CompileStatus::ok || !fs::exists(r.library())) return;
-  r.binary = check_candidate_library(read_elf(read_file(r.library()), "candidate.so"));
+  // Checked on every analysis, cache hits too: the cache keeps nvcc's outcome, not this judgement,
+  // so an edited allowlist re-judges cached builds (in the next process: the list is loaded once).
+  r.binary = check_candidate_library(read_elf(read_file(r.library()), "candidate.so"),
+                                     ImportAllowlist::shared(m_abi_dir / "allowed_imports.json"));
   if (!r.binary.banned.empty()) {
     r.status = CompileStatus::banned_api;
-    r.message = "The built library uses banned symbols or libraries:";
-    for (const auto& b : r.binary.banned) r.message += "\n  " + b.symbol + ": " + b.reason;
+    r.message = describe_banned(r.binary.banned);
   } else if (!r.binary.abi_error.empty()) {
     r.status = CompileStatus::abi_error;
     r.message = r.binary.abi_error;
@@ -167,6 +186,8 @@ CompileResult Compiler::compile(const std::string& source) const {
   spec.argv = r.command;
   spec.cwd = work.path().string();
   spec.output_cap_bytes = 4 << 20;
+  spec.setup = std::make_shared<Sandbox>(compile_sandbox_policy(work.path()), spec.cwd);
+  spec.env_overrides = {"HOME=" + spec.cwd, "TMPDIR=/tmp"};
   auto start = std::chrono::steady_clock::now();
   auto run = run_process(spec, m_options.timeout_s);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

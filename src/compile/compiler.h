@@ -12,6 +12,7 @@
 #include "compile/ptx_stats.h"
 #include "compile/ptxas_report.h"
 #include "compile/source_scan.h"
+#include "sandbox/host_paths.h"
 
 namespace ptxbench {
 
@@ -30,6 +31,11 @@ struct CompileOptions {
   std::size_t max_source_bytes = 1 << 20;
   fs::path cache_dir;           ///< empty: cache_root()/compile
   bool use_cache = true;
+  /// nvcc runs sandboxed (docs/sandbox.md): no network, an unprivileged user, and a read-only view
+  /// of only the toolkit, the system compiler, the ABI and pack headers and the candidate's own
+  /// folder, so no #include trick can read a host file into the log a model sees.
+  Enforcement sandbox = sandbox_enforcement_setting();
+  uint64_t memory_bytes = uint64_t{16} << 30;  ///< host memory of nvcc and its children
 };
 
 enum class CompileStatus { ok, compile_error, banned_api, abi_error, timeout };
@@ -68,6 +74,9 @@ class Compiler {
   [[nodiscard]] CompileResult compile(const std::string& source) const;
   [[nodiscard]] const CompileOptions& options() const noexcept { return m_options; }
   [[nodiscard]] const std::string& nvcc_version() const;
+  /// The sandbox nvcc runs in for a build in `work` (docs/sandbox.md, "The compile stage").
+  [[nodiscard]] SandboxPolicy compile_sandbox_policy(const fs::path& work) const;
+  [[nodiscard]] const std::string& nvcc_path() const noexcept { return m_nvcc; }
 
  private:
   [[nodiscard]] std::vector<std::string> flags(const fs::path& keep_dir) const;

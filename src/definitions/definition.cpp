@@ -76,13 +76,6 @@ const Axis* Definition::find_axis(const std::string& axis) const {
   return nullptr;
 }
 
-std::vector<std::string> Definition::var_axes() const {
-  std::vector<std::string> out;
-  for (const auto& a : axes)
-    if (!a.is_const) out.push_back(a.name);
-  return out;
-}
-
 Definition parse_definition(const std::string& text, const std::string& document) {
   JsonChecker check(document);
   ordered_json j = check.parse(text);

@@ -40,7 +40,6 @@ struct Definition {
   std::string json_text;  ///< the definition as it appears in prompts (pretty-printed)
 
   [[nodiscard]] const Axis* find_axis(const std::string& axis) const;
-  [[nodiscard]] std::vector<std::string> var_axes() const;
 };
 
 /// Parses and validates one definition document; `document` names it in errors.

@@ -6,12 +6,10 @@ struct Entry {
   DType type;
   const char* name;
   std::size_t size;
-  bool is_float;
 };
 constexpr Entry kTypes[] = {
-    {DType::bf16, "bfloat16", 2, true},     {DType::f16, "float16", 2, true},
-    {DType::f32, "float32", 4, true},       {DType::i32, "int32", 4, false},
-    {DType::i64, "int64", 8, false},        {DType::f8e4m3, "float8_e4m3fn", 1, true},
+    {DType::bf16, "bfloat16", 2}, {DType::f16, "float16", 2}, {DType::f32, "float32", 4},
+    {DType::i32, "int32", 4},     {DType::i64, "int64", 8},   {DType::f8e4m3, "float8_e4m3fn", 1},
 };
 const Entry& entry(DType t) {
   for (const auto& e : kTypes)
@@ -27,6 +25,5 @@ std::optional<DType> parse_dtype(std::string_view name) {
 }
 std::string dtype_name(DType t) { return entry(t).name; }
 std::size_t dtype_size(DType t) { return entry(t).size; }
-bool dtype_is_float(DType t) { return entry(t).is_float; }
 
 }  // namespace ptxbench

@@ -16,6 +16,5 @@ enum class DType : int32_t { bf16 = 0, f16 = 1, f32 = 2, i32 = 3, i64 = 4, f8e4m
 std::optional<DType> parse_dtype(std::string_view name);
 std::string dtype_name(DType t);
 std::size_t dtype_size(DType t);
-bool dtype_is_float(DType t);
 
 }  // namespace ptxbench

@@ -78,9 +78,7 @@ Workload parse_workload(const std::string& line, const std::string& document, co
       InputSampler s;
       s.kind = check.string_field(it.value(), path, "type");
       if (s.kind == "scalar") {
-        const auto& v = check.member(it.value(), path, "value");
-        if (!v.is_number()) check.fail(path + ".value", "expected a number");
-        s.value = v.get<double>();
+        s.value = check.number_field(it.value(), path, "value");
       } else if (s.kind != "random" && s.kind != "derived") {
         check.fail(path + ".type",
                    "unsupported input type '" + s.kind + "' (random, scalar, derived)");
@@ -125,11 +123,6 @@ const TensorSpec& ResolvedWorkload::tensor(const std::string& name) const {
   for (const auto& t : tensors)
     if (t.name == name) return t;
   throw Error("definitions", "no tensor " + name);
-}
-
-std::size_t ResolvedWorkload::num_inputs() const {
-  return static_cast<std::size_t>(
-      std::count_if(tensors.begin(), tensors.end(), [](const TensorSpec& t) { return !t.is_output; }));
 }
 
 ResolvedWorkload resolve_workload(const Definition& def, const Workload& w) {

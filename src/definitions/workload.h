@@ -54,7 +54,6 @@ struct ResolvedWorkload {
   std::vector<TensorSpec> tensors;             ///< inputs then outputs, definition order
   [[nodiscard]] int64_t axis(const std::string& name) const;
   [[nodiscard]] const TensorSpec& tensor(const std::string& name) const;
-  [[nodiscard]] std::size_t num_inputs() const;
 };
 
 ResolvedWorkload resolve_workload(const Definition& def, const Workload& w);

@@ -45,6 +45,9 @@ void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id, uint8_t* buffe
         r.end_ns = k->end;
         r.name = k->name ? k->name : "";
         r.stream = k->streamId;
+        r.grid = {static_cast<uint32_t>(k->gridX), static_cast<uint32_t>(k->gridY), static_cast<uint32_t>(k->gridZ)};
+        r.block = {static_cast<uint32_t>(k->blockX), static_cast<uint32_t>(k->blockY), static_cast<uint32_t>(k->blockZ)};
+        r.dynamic_smem = k->dynamicSharedMemory;
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {

@@ -7,16 +7,9 @@
 #include <string>
 #include <vector>
 
-namespace ptxbench {
+#include "timing/call_activity.h"
 
-struct DeviceRecord {
-  enum class Kind { kernel, memcpy, memset };
-  Kind kind = Kind::kernel;
-  uint64_t start_ns = 0;
-  uint64_t end_ns = 0;
-  std::string name;  ///< mangled kernel name (kernels only)
-  uint32_t stream = 0;
-};
+namespace ptxbench {
 
 /// Process-wide: at most one recorder at a time (CUPTI's activity buffers are global).
 class ActivityRecorder {

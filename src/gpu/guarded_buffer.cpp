@@ -6,14 +6,16 @@
 
 namespace ptxbench {
 
-GuardedBuffer::GuardedBuffer(std::size_t payload, std::size_t guard)
-    : m_alloc(payload + 2 * guard), m_payload(payload), m_guard(guard) {}
-
-cudaIpcMemHandle_t GuardedBuffer::ipc_handle() const {
-  cudaIpcMemHandle_t h{};
-  PTXB_CUDA_CALL(cudaIpcGetMemHandle(&h, m_alloc.get()));
-  return h;
+namespace {
+int current_device() {
+  int device = 0;
+  PTXB_CUDA_CALL(cudaGetDevice(&device));
+  return device;
 }
+}  // namespace
+
+GuardedBuffer::GuardedBuffer(std::size_t payload, std::size_t guard)
+    : m_alloc(payload + 2 * guard, current_device()), m_payload(payload), m_guard(guard) {}
 
 void GuardedBuffer::fill_guards(cudaStream_t stream) {
   if (!m_guard) return;

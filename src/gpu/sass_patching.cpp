@@ -14,6 +14,7 @@
 
 #include "gpu/cuda_call.h"
 #include "gpu/cupti_call.h"
+#include "gpu/driver_entry.h"
 
 namespace ptxbench {
 namespace {
@@ -46,16 +47,6 @@ void profiler_initialize() {
 void profiler_deinitialize() noexcept {
   auto p = params<CUpti_Profiler_DeInitialize_Params>(CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE);
   cuptiProfilerDeInitialize(&p);
-}
-
-// A driver function through the runtime's entry points (no link-time libcuda).
-template <class Fn>
-Fn driver_function(const char* name, unsigned version) {
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
-  PTXB_CUDA_CALL(cudaGetDriverEntryPointByVersion(name, &fn, version, cudaEnableDefault, &found));
-  if (!fn || found != cudaDriverEntryPointSuccess) throw EnvironmentError("CUDA driver", std::string("no entry point ") + name);
-  return reinterpret_cast<Fn>(fn);
 }
 
 CUcontext current_context() {

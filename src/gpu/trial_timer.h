@@ -43,6 +43,10 @@ TrialTiming run_timed_calls(const TimedTarget& target, int warmup, int calls, bo
 /// Appends `part` (a later block of the same trial) to `into`.
 void append_timing(TrialTiming& into, const TrialTiming& part);
 
+/// Throws CallFailure when the call returned nonzero (its code first) or the device reported an
+/// error at the synchronize after it.
+void check_call_result(int rc, cudaError_t sync);
+
 /// Runs the target once with poisoning and a device-wide synchronize; throws CallFailure.
 void run_checked_call(const TimedTarget& target, cudaStream_t stream);
 

@@ -11,6 +11,10 @@ class GemmOperator final : public Operator {
                  const std::vector<float*>& outputs, cudaStream_t stream) const override;
   [[nodiscard]] std::unique_ptr<Baseline> make_baseline(const ResolvedWorkload& w) const override;
   [[nodiscard]] double flops(const ResolvedWorkload& w) const override;
+  [[nodiscard]] std::size_t row_scratch_bytes(const ResolvedWorkload& w, int64_t rows) const override;
+  void reference_rows(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs,
+                      const std::vector<RowSample>& samples, const std::vector<float*>& out, void* scratch,
+                      cudaStream_t stream) const override;
 };
 
 }  // namespace ptxbench

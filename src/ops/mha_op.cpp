@@ -2,7 +2,9 @@
 
 #include "baseline/mha_cudnn.h"
 #include "common/error.h"
+#include "gpu/cuda_call.h"
 #include "reference/mha_reference.h"
+#include "reference/reference_rows.h"
 
 namespace ptxbench {
 namespace {
@@ -43,6 +45,38 @@ const T* in(const std::vector<DeviceTensor>& inputs, std::size_t i) {
   return static_cast<const T*>(inputs.at(i).data);
 }
 
+// The layout of a row reference's scratch: the row indices, what the kernels work in, the
+// outputs computed alongside but not sampled (O with LSE, dK with dV), and the backward's D_i.
+struct RowScratch {
+  int64_t* rows;
+  float* work;
+  float* spare;
+  float* delta;
+  static std::size_t bytes(const MhaShape& s, int64_t rows) {
+    AttentionDims d = dims_of(s);
+    return static_cast<std::size_t>(rows) * sizeof(int64_t) +
+           sizeof(float) * static_cast<std::size_t>(mha_rows_scratch_floats(d, rows) + rows * s.D + d.heads * s.S);
+  }
+  RowScratch(void* base, const MhaShape& s, int64_t rows) {
+    AttentionDims d = dims_of(s);
+    this->rows = static_cast<int64_t*>(base);
+    work = reinterpret_cast<float*>(this->rows + rows);
+    spare = work + mha_rows_scratch_floats(d, rows);
+    delta = spare + rows * s.D;
+  }
+};
+
+const int64_t* upload_rows(const RowScratch& sc, const std::vector<int64_t>& rows, cudaStream_t stream) {
+  PTXB_CUDA_CALL(cudaMemcpyAsync(sc.rows, rows.data(), rows.size() * sizeof(int64_t), cudaMemcpyHostToDevice, stream));
+  return sc.rows;
+}
+
+int64_t max_rows(const std::vector<RowSample>& samples) {
+  std::size_t n = 0;
+  for (const auto& s : samples) n = std::max(n, s.rows.size());
+  return static_cast<int64_t>(n);
+}
+
 }  // namespace
 
 void MhaFwdOperator::reference(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs,
@@ -58,6 +92,29 @@ std::unique_ptr<Baseline> MhaFwdOperator::make_baseline(const ResolvedWorkload& 
 
 double MhaFwdOperator::flops(const ResolvedWorkload& w) const {
   return forward_flops(shape_of(w, kFwdNames, m_causal));
+}
+
+int64_t MhaFwdOperator::row_length(const ResolvedWorkload& w, std::size_t o) const {
+  return o == 1 ? 1 : shape_of(w, kFwdNames, m_causal).D;
+}
+
+std::size_t MhaFwdOperator::row_scratch_bytes(const ResolvedWorkload& w, int64_t rows) const {
+  return RowScratch::bytes(shape_of(w, kFwdNames, m_causal), rows);
+}
+
+void MhaFwdOperator::reference_rows(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs,
+                                    const std::vector<RowSample>& samples, const std::vector<float*>& out,
+                                    void* scratch, cudaStream_t stream) const {
+  MhaShape s = shape_of(w, kFwdNames, m_causal);
+  RowScratch sc(scratch, s, max_rows(samples));
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    const auto& r = samples[k].rows;
+    const int64_t* rows = upload_rows(sc, r, stream);
+    const bool lse = samples[k].output == 1;
+    mha_forward_reference_rows(in<bf16>(inputs, 0), in<bf16>(inputs, 1), in<bf16>(inputs, 2), rows,
+                               static_cast<int64_t>(r.size()), lse ? sc.spare : out.at(k), lse ? out.at(k) : sc.spare,
+                               sc.work, dims_of(s), stream);
+  }
 }
 
 void MhaBwdOperator::make_inputs(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs, uint64_t seed,
@@ -89,6 +146,37 @@ std::unique_ptr<Baseline> MhaBwdOperator::make_baseline(const ResolvedWorkload& 
 
 double MhaBwdOperator::flops(const ResolvedWorkload& w) const {
   return 2.5 * forward_flops(shape_of(w, kBwdNames, m_causal));
+}
+
+std::vector<std::size_t> MhaBwdOperator::fresh_inputs(const ResolvedWorkload& w) const {
+  (void)shape_of(w, kBwdNames, m_causal);
+  return {4};  // dO
+}
+
+std::size_t MhaBwdOperator::row_scratch_bytes(const ResolvedWorkload& w, int64_t rows) const {
+  return RowScratch::bytes(shape_of(w, kBwdNames, m_causal), rows);
+}
+
+void MhaBwdOperator::reference_rows(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs,
+                                    const std::vector<RowSample>& samples, const std::vector<float*>& out,
+                                    void* scratch, cudaStream_t stream) const {
+  MhaShape s = shape_of(w, kBwdNames, m_causal);
+  AttentionDims d = dims_of(s);
+  RowScratch sc(scratch, s, max_rows(samples));
+  const bf16 *Q = in<bf16>(inputs, 0), *K = in<bf16>(inputs, 1), *V = in<bf16>(inputs, 2);
+  const bf16 *O = in<bf16>(inputs, 3), *dO = in<bf16>(inputs, 4);
+  const float* LSE = in<float>(inputs, 5);
+  mha_backward_delta(O, dO, sc.delta, d, stream);
+  for (std::size_t k = 0; k < samples.size(); ++k) {
+    const auto& r = samples[k].rows;
+    const int64_t* rows = upload_rows(sc, r, stream);
+    const auto n = static_cast<int64_t>(r.size());
+    switch (samples[k].output) {
+      case 0: mha_backward_dq_rows(Q, K, V, dO, LSE, sc.delta, rows, n, out.at(k), sc.work, d, stream); break;
+      case 1: mha_backward_dkdv_rows(Q, K, V, dO, LSE, sc.delta, rows, n, out.at(k), sc.spare, sc.work, d, stream); break;
+      default: mha_backward_dkdv_rows(Q, K, V, dO, LSE, sc.delta, rows, n, sc.spare, out.at(k), sc.work, d, stream); break;
+    }
+  }
 }
 
 }  // namespace ptxbench

@@ -16,6 +16,12 @@ class MhaFwdOperator final : public Operator {
                  cudaStream_t stream) const override;
   [[nodiscard]] std::unique_ptr<Baseline> make_baseline(const ResolvedWorkload& w) const override;
   [[nodiscard]] double flops(const ResolvedWorkload& w) const override;
+  /// LSE rows are single elements (one per query), so O and LSE samples name the same queries.
+  [[nodiscard]] int64_t row_length(const ResolvedWorkload& w, std::size_t o) const override;
+  [[nodiscard]] std::size_t row_scratch_bytes(const ResolvedWorkload& w, int64_t rows) const override;
+  void reference_rows(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs,
+                      const std::vector<RowSample>& samples, const std::vector<float*>& out, void* scratch,
+                      cudaStream_t stream) const override;
 
  private:
   bool m_causal;
@@ -32,6 +38,12 @@ class MhaBwdOperator final : public Operator {
                  cudaStream_t stream) const override;
   [[nodiscard]] std::unique_ptr<Baseline> make_baseline(const ResolvedWorkload& w) const override;
   [[nodiscard]] double flops(const ResolvedWorkload& w) const override;
+  /// dO only: Q, K, V stay for the trial, so the derived O and LSE stay theirs.
+  [[nodiscard]] std::vector<std::size_t> fresh_inputs(const ResolvedWorkload& w) const override;
+  [[nodiscard]] std::size_t row_scratch_bytes(const ResolvedWorkload& w, int64_t rows) const override;
+  void reference_rows(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs,
+                      const std::vector<RowSample>& samples, const std::vector<float*>& out, void* scratch,
+                      cudaStream_t stream) const override;
 
  private:
   bool m_causal;

@@ -19,15 +19,48 @@ ptxb_tensor DeviceTensor::view() const {
   return t;
 }
 
+namespace {
+InputSampler sampler_of(const ResolvedWorkload& w, const std::string& name) {
+  auto it = w.workload.inputs.find(name);
+  return it == w.workload.inputs.end() ? InputSampler{} : it->second;
+}
+
+void fill_input(const ResolvedWorkload& w, const DeviceTensor& t, std::size_t index, uint64_t seed, cudaStream_t stream) {
+  InputSampler s = sampler_of(w, t.spec.name);
+  if (s.kind == "scalar") fill_constant(t.data, t.spec.dtype, t.spec.numel(), s.value, stream);
+  else fill_normal(t.data, t.spec.dtype, t.spec.numel(), derive_seed(seed, index), stream);
+}
+}  // namespace
+
 void Operator::make_inputs(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs, uint64_t seed,
                            cudaStream_t stream) const {
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    const auto& t = inputs[i];
-    auto it = w.workload.inputs.find(t.spec.name);
-    InputSampler s = it == w.workload.inputs.end() ? InputSampler{} : it->second;
-    if (s.kind == "scalar") fill_constant(t.data, t.spec.dtype, t.spec.numel(), s.value, stream);
-    else fill_normal(t.data, t.spec.dtype, t.spec.numel(), derive_seed(seed, i), stream);
+  for (std::size_t i = 0; i < inputs.size(); ++i) fill_input(w, inputs[i], i, seed, stream);
+}
+
+std::vector<std::size_t> Operator::fresh_inputs(const ResolvedWorkload& w) const {
+  std::vector<std::size_t> out;
+  std::size_t i = 0;
+  for (const auto& t : w.tensors) {
+    if (t.is_output) continue;
+    std::string kind = sampler_of(w, t.name).kind;
+    if (kind != "scalar" && kind != "derived") out.push_back(i);
+    ++i;
   }
+  return out;
+}
+
+void Operator::refresh_inputs(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs, uint64_t seed,
+                              cudaStream_t stream) const {
+  for (std::size_t i : fresh_inputs(w)) fill_input(w, inputs.at(i), i, seed, stream);
+}
+
+int64_t Operator::row_length(const ResolvedWorkload& w, std::size_t o) const {
+  std::size_t seen = 0;
+  for (const auto& t : w.tensors) {
+    if (!t.is_output) continue;
+    if (seen++ == o) return t.shape.empty() ? 1 : t.shape.back();
+  }
+  throw Error("ops", "no output " + std::to_string(o));
 }
 
 double Operator::min_bytes(const ResolvedWorkload& w) const {

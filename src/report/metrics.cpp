@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "common/stats.h"
-#include "verdict/status.h"
 
 namespace ptxbench::report {
 namespace {
@@ -28,16 +27,9 @@ constexpr LabelText kLabelText[] = {
 };
 
 // Only the sanitize stage records per-run `timed_out`; its timeout message names the tool too.
-bool sanitize_timed_out(const ordered_json& v) {
-  if (v.contains("stages") && v["stages"].is_object() && v["stages"].contains("sanitize")) {
-    const auto& s = v["stages"]["sanitize"];
-    if (s.is_object() && s.contains("runs") && s["runs"].is_array())
-      for (const auto& r : s["runs"])
-        if (r.is_object() && r.contains("timed_out") && r["timed_out"].is_boolean() && r["timed_out"].get<bool>()) return true;
-  }
-  if (v.contains("message") && v["message"].is_string())
-    return v["message"].get<std::string>().find("compute-sanitizer") != std::string::npos;
-  return false;
+bool sanitize_timed_out(const Verdict& v) {
+  if (v.stages.sanitize && v.stages.sanitize->timed_out()) return true;
+  return v.message.find("compute-sanitizer") != std::string::npos;
 }
 
 std::optional<double> max_of_present(const std::vector<std::optional<double>>& v) {
@@ -86,7 +78,7 @@ std::string label_key(TurnLabel l) {
   return "other";
 }
 
-TurnLabel label_for(const std::string& status, const ordered_json* verdict) {
+TurnLabel label_for(const std::string& status, const Verdict* verdict) {
   if (status == "EXTRACTION_ERROR") return TurnLabel::extraction_error;
   if (status == "SERVICE_TIMEOUT") return TurnLabel::service_timeout;
   auto s = parse_status(status);
@@ -99,8 +91,7 @@ TurnLabel label_for(const std::string& status, const ordered_json* verdict) {
     case Status::RUNTIME_ERROR:
     case Status::SANITIZER_ERROR: return TurnLabel::runtime_error;
     case Status::TIMEOUT:
-      return verdict && verdict->is_object() && sanitize_timed_out(*verdict) ? TurnLabel::sanitize_timeout
-                                                                             : TurnLabel::kernel_timeout;
+      return verdict && sanitize_timed_out(*verdict) ? TurnLabel::sanitize_timeout : TurnLabel::kernel_timeout;
     case Status::INFRA_ERROR: return TurnLabel::infra_error;
     case Status::BANNED_API:
     case Status::TIMING_ANOMALY: return TurnLabel::other;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/json_check.h"
+#include "verdict/verdict.h"
 
 namespace ptxbench::report {
 
@@ -40,8 +41,8 @@ std::string label_short(TurnLabel l); ///< "Correct", "Kernel TO", ... (narrow t
 [[nodiscard]] inline int label_index(TurnLabel l) { return static_cast<int>(l); }
 
 /// The label of a turn from its stored status (a verdict status or EXTRACTION_ERROR) and, for
-/// TIMEOUT, the verdict document (which stage timed out). Unknown statuses are Other.
-TurnLabel label_for(const std::string& status, const ordered_json* verdict = nullptr);
+/// TIMEOUT, the verdict (which stage timed out). Unknown statuses are Other.
+TurnLabel label_for(const std::string& status, const Verdict* verdict = nullptr);
 
 /// Status -> label, with the reason, as stated in every report.
 struct LabelRule {

@@ -59,13 +59,7 @@ std::vector<TrajectoryObs> observations(const Report& r, const std::vector<std::
 
 }  // namespace
 
-std::string verdict_gpu(const ordered_json& v) {
-  if (!v.is_object() || !v.contains("environment") || !v["environment"].is_object()) return "";
-  const auto& env = v["environment"];
-  if (!env.contains("gpu") || !env["gpu"].is_object()) return "";
-  const auto& gpu = env["gpu"];
-  return gpu.contains("name") && gpu["name"].is_string() ? gpu["name"].get<std::string>() : "";
-}
+std::string verdict_gpu(const Verdict& v) { return v.environment ? v.environment->gpu.name : ""; }
 
 Report build_report(const RunStore& store, const std::vector<std::string>& runs, const std::vector<int>& budgets_in) {
   Report r;

@@ -55,7 +55,7 @@ struct Report {
 };
 
 /// The GPU a verdict names (environment.gpu.name), or "".
-std::string verdict_gpu(const ordered_json& verdict);
+std::string verdict_gpu(const Verdict& verdict);
 
 /// Reads the runs (exact ids or unique prefixes; InputError naming the known ids otherwise) and
 /// computes every group's metrics at `budgets` (each >= 1).

@@ -278,10 +278,9 @@ std::string turn_html(const TrajectoryDetail& t, std::size_t k, std::map<std::st
   if (rec.speedup) s += " \u2014 " + format_number(*rec.speedup, 3) + "x";
   if (rec.correct) s += rec.target_instruction ? " \u2014 target instructions: yes" : " \u2014 target instructions: no";
   s += "</summary>";
-  if (rec.verdict && rec.verdict->is_object()) {
-    const auto& v = *rec.verdict;
-    std::string msg = v.contains("message") && v["message"].is_string() ? v["message"].get<std::string>() : "";
-    s += "<p><b>Verdict</b>: " + e(v.value("status", std::string(""))) + (msg.empty() ? "" : " \u2014 " + e(msg));
+  if (rec.verdict) {
+    const Verdict& v = *rec.verdict;
+    s += "<p><b>Verdict</b>: " + e(to_string(v.status)) + (v.message.empty() ? "" : " \u2014 " + e(v.message));
     if (auto g = verdict_gpu(v); !g.empty()) s += " <span class=\"small\">(" + e(g) + ")</span>";
     s += "</p>";
   }
@@ -303,7 +302,8 @@ std::string turn_html(const TrajectoryDetail& t, std::size_t k, std::map<std::st
   if (!rec.candidate_source && rec.answer) s += "<p><b>Model answer</b></p>" + pre(*rec.answer, true);
   if (rec.feedback) s += "<p><b>Feedback</b> (the next turn's user message)</p>" + pre(*rec.feedback, true);
   if (rec.verdict)
-    s += "<details><summary>Verdict JSON</summary>" + pre(rec.verdict->dump(2, ' ', false, ordered_json::error_handler_t::replace)) +
+    s += "<details><summary>Verdict JSON</summary>" +
+         pre(rec.verdict->to_json().dump(2, ' ', false, ordered_json::error_handler_t::replace)) +
          "</details>";
   return s + "</details>";
 }

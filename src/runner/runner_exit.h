@@ -5,5 +5,6 @@ namespace ptxbench {
 
 inline constexpr int kRunnerCallFailedExit = 10;  ///< the candidate's call failed (its fault)
 inline constexpr int kRunnerSetupFailedExit = 12;  ///< anything else: loading, inputs, CUPTI
+inline constexpr int kRunnerSandboxViolationExit = 13;  ///< the sandbox denied system calls (named on stderr)
 
 }  // namespace ptxbench

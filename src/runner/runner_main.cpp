@@ -1,16 +1,23 @@
 // ptxbench-runner: the sandboxed process that loads one candidate library and runs it. Untrusted
-// code lives only here; the worker that started us keeps the reference outputs.
+// code lives only here. The worker started us in our own namespaces as an unprivileged user
+// (src/sandbox/); before the candidate is loaded we strip our environment and install the
+// system-call filter (src/sandbox/seccomp_filter.h), so even its constructors run restricted.
 //
-//   ptxbench-runner serve --control-fd 3 [--device N]     JSON-lines session driven by the worker
+//   ptxbench-runner serve --control-fd 3 [--device N]     session driven by the worker (runner/protocol.h)
 //   ptxbench-runner once --library L --spec S [--seed N] [--calls C] [--device N] [--sass-counts F]
 //                                                          standalone run (under compute-sanitizer / ncu,
 //                                                          or counting SASS through CUPTI into F)
 //   ptxbench-runner sass-metrics [--device N]              the SASS metrics CUPTI offers here
 #include <CLI/CLI.hpp>
+#include <stdlib.h>
+
+#include <chrono>
 #include <cstdio>
+#include <map>
 #include <memory>
 #include <vector>
 
+#include "common/control_channel.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "gpu/activity_recorder.h"
@@ -18,124 +25,170 @@
 #include "gpu/device_buffer.h"
 #include "gpu/random_fill.h"
 #include "gpu/sass_patching.h"
+#include "gpu/shared_allocation.h"
 #include "gpu/trial_timer.h"
 #include "ops/operator.h"
 #include "runner/candidate_library.h"
-#include "common/control_channel.h"
+#include "runner/probe_kernel.h"
+#include "runner/protocol.h"
 #include "runner/runner_exit.h"
-#include "runner/tensor_wire.h"
+#include "sandbox/seccomp_filter.h"
 
 namespace ptxbench {
 namespace {
 
-struct Session {
-  std::unique_ptr<CandidateLibrary> library;
-  std::vector<void*> ipc_bases;
+/// Environment and system calls are restricted before the candidate's code first runs (its
+/// constructors run inside dlopen). A tool's own agent was injected at process start and is not
+/// affected by the stripped environment.
+std::unique_ptr<CandidateLibrary> load_restricted(const std::string& library, bool seccomp, SeccompProfile profile) {
+  clearenv();
+  if (seccomp) install_seccomp_filter(profile);
+  return std::make_unique<CandidateLibrary>(library);
+}
+
+/// The candidate's arguments: views of the worker's shared buffers (or of our own, standalone).
+struct Arguments {
+  std::map<int, SharedAllocation> imported;  ///< by descriptor index
   std::vector<DeviceBuffer> owned;
   std::vector<ptxb_tensor> args;
   std::vector<std::pair<void*, std::size_t>> outputs;
-  cudaStream_t stream = nullptr;
-  TimingPolicy policy;
-  std::unique_ptr<L2Flusher> flusher;
-  std::unique_ptr<ActivityRecorder> recorder;
 
-  ~Session() {
-    for (void* p : ipc_bases) cudaIpcCloseMemHandle(p);
-  }
-
-  TimedTarget target() {
-    TimedTarget t;
-    CandidateEntry entry = library->entry();
-    t.call = [this, entry](cudaStream_t s) { return entry(args.data(), static_cast<int32_t>(args.size()), s); };
-    t.poison = [this](cudaStream_t s) {
-      for (auto& [ptr, bytes] : outputs) PTXB_CUDA_CALL(cudaMemsetAsync(ptr, 0xff, bytes, s));  // NaN
-    };
-    return t;
-  }
-
-  void add_tensor(void* data, const TensorSpec& spec) {
+  void add(void* data, const TensorSpec& spec) {
     args.push_back(DeviceTensor{data, spec}.view());
     if (spec.is_output) outputs.emplace_back(data, spec.bytes());
   }
 };
 
-ordered_json handle(Session& s, const ordered_json& msg) {
-  std::string op = msg.at("op").get<std::string>();
-  if (op == "setup") {
-    s.library = std::make_unique<CandidateLibrary>(msg.at("library").get<std::string>());
-    PTXB_CUDA_CALL(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
-    for (const auto& j : msg.at("tensors")) {
-      WireTensor t = wire_tensor_from_json(j);
-      void* base = nullptr;
-      if (t.ipc) {
-        PTXB_CUDA_CALL(cudaIpcOpenMemHandle(&base, *t.ipc, cudaIpcMemLazyEnablePeerAccess));
-        s.ipc_bases.push_back(base);
-      } else {
-        s.owned.emplace_back(t.spec.bytes());
-        base = s.owned.back().get();
-      }
-      s.add_tensor(static_cast<char*>(base) + t.offset, t.spec);
-    }
-    const auto& p = msg.at("policy");
-    s.policy.warmup_calls = p.at("warmup_calls").get<int>();
-    s.policy.timed_calls = p.at("timed_calls").get<int>();
-    s.policy.l2_flush_factor = p.at("l2_flush_factor").get<double>();
-    s.policy.poison_timed_calls = p.at("poison_timed_calls").get<bool>();
-    return {{"ok", true}};
-  }
-  if (op == "run") {
-    auto t0 = std::chrono::steady_clock::now();
-    run_checked_call(s.target(), s.stream);
-    double us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
-    return {{"ok", true}, {"wall_us", us}};
-  }
-  if (op == "time") {
-    if (!s.flusher) s.flusher = std::make_unique<L2Flusher>(s.policy.l2_flush_factor);
-    if (!s.recorder) s.recorder = std::make_unique<ActivityRecorder>();
-    TrialTiming t = run_timed_calls(s.target(), msg.at("warmup").get<int>(), msg.at("calls").get<int>(),
-                                    s.policy.poison_timed_calls, *s.flusher, *s.recorder, s.stream);
-    return {{"ok", true},
-            {"spans_us", t.spans_us},
-            {"kernels", std::vector<std::string>(t.kernel_names.begin(), t.kernel_names.end())},
-            {"stray", t.stray_kernels},
-            {"empty_calls", t.empty_calls},
-            {"dropped_records", t.dropped_records}};
-  }
-  throw Error("runner", "unknown op '" + op + "'");
-}
+class Session {
+ public:
+  Session(ControlChannel& channel, int device, bool seccomp) : m_channel(channel), m_device(device), m_seccomp(seccomp) {}
 
-int serve(int fd, int device) {
-  ControlChannel channel(fd);
-  Session session;
-  bool device_ok = true;
-  try {
-    PTXB_CUDA_CALL(cudaSetDevice(device));
+  /// Device, stream and activity recording; CUPTI's own thread starts here (none may start later).
+  void start() {
+    PTXB_CUDA_CALL(cudaSetDevice(m_device));
     PTXB_CUDA_CALL(cudaFree(nullptr));  // create the context now, not inside a timed call
-  } catch (const std::exception& e) {
-    device_ok = false;
-    channel.send({{"ok", false}, {"kind", "infra"}, {"error", e.what()}});
+    PTXB_CUDA_CALL(cudaStreamCreateWithFlags(&m_stream, cudaStreamNonBlocking));
+    m_recorder = std::make_unique<ActivityRecorder>();
+    launch_probe_kernel(1.0, m_stream);
+    PTXB_CUDA_CALL(cudaDeviceSynchronize());
+    (void)m_recorder->drain();
   }
-  if (device_ok) channel.send({{"ok", true}, {"ready", true}});
-  for (;;) {
-    ordered_json msg;
+
+  RunnerReply handle(const RunnerRequest& r) {
+    switch (r.op) {
+      case RunnerOp::setup: return setup(*r.setup);
+      case RunnerOp::call: return call(*r.call);
+      case RunnerOp::spans: return spans();
+      case RunnerOp::exit: break;
+    }
+    return {};
+  }
+
+ private:
+  RunnerReply setup(const SetupRequest& s) {
+    PTXB_ENSURE(!m_library, "runner", "setup requested twice");
+    std::vector<Fd> fds = m_channel.take_fds();
+    for (const auto& t : s.tensors) {
+      void* base = nullptr;
+      if (t.fd_index >= 0) {
+        PTXB_ENSURE(static_cast<std::size_t>(t.fd_index) < fds.size(), "runner", "tensor " + t.spec.name + " names a missing descriptor");
+        auto it = m_args.imported.find(t.fd_index);
+        if (it == m_args.imported.end())
+          it = m_args.imported.emplace(t.fd_index, SharedAllocation::import_fd(fds[t.fd_index].get(), t.alloc_bytes, m_device)).first;
+        base = it->second.get();
+      } else {
+        m_args.owned.emplace_back(t.spec.bytes());
+        base = m_args.owned.back().get();
+      }
+      m_args.add(static_cast<char*>(base) + t.offset, t.spec);
+    }
+    fds.clear();  // the mappings keep the memory; the descriptors are not the candidate's to keep
+    m_library = load_restricted(s.library, m_seccomp, SeccompProfile::session);
+    RunnerReply reply;
+    reply.seccomp = m_seccomp ? to_string(SeccompProfile::session) : "";
+    return reply;
+  }
+
+  RunnerReply call(const CallRequest& c) {
+    PTXB_ENSURE(c.target == CallTarget::probe || m_library, "runner", "call before setup");
+    CallWindow w{c.index, ActivityRecorder::now_ns(), 0};
+    auto host_start = std::chrono::steady_clock::now();
+    int rc = 0;
+    if (c.target == CallTarget::probe) {
+      launch_probe_kernel(c.probe_us, m_stream);
+    } else {
+      CandidateEntry entry = m_library->entry();
+      rc = entry(m_args.args.data(), static_cast<int32_t>(m_args.args.size()), m_stream);
+    }
+    cudaError_t sync = cudaDeviceSynchronize();
+    w.end_ns = ActivityRecorder::now_ns();
+    m_windows.push_back(w);
+    RunnerReply reply;
+    reply.wall_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - host_start).count();
     try {
-      msg = channel.receive(-1);
+      check_call_result(rc, sync);
+    } catch (const CallFailure& e) {
+      reply.failure = RunnerFailureInfo{FailureKind::call, e.code, e.what()};
+    }
+    return reply;
+  }
+
+  RunnerReply spans() {
+    std::vector<DeviceRecord> records = m_recorder->drain();
+    RunnerReply reply;
+    Attribution a = attribute_records(records, m_windows);
+    m_windows.clear();
+    uint64_t dropped = m_recorder->dropped();
+    reply.spans = SpansReport{std::move(a.calls), std::move(a.stray), dropped - m_dropped};
+    m_dropped = dropped;
+    return reply;
+  }
+
+  ControlChannel& m_channel;
+  int m_device;
+  bool m_seccomp;
+  cudaStream_t m_stream = nullptr;
+  std::unique_ptr<ActivityRecorder> m_recorder;
+  std::unique_ptr<CandidateLibrary> m_library;
+  Arguments m_args;
+  std::vector<CallWindow> m_windows;
+  uint64_t m_dropped = 0;
+};
+
+int serve(int fd, int device, bool seccomp) {
+  ControlChannel channel{Fd(fd)};
+  Session session(channel, device, seccomp);
+  RunnerReply ready;
+  ready.ready = true;
+  try {
+    session.start();
+  } catch (const std::exception& e) {
+    ready.failure = RunnerFailureInfo{FailureKind::infra, 0, e.what()};
+  }
+  channel.send(to_json(ready));
+  if (!ready.ok()) return 0;
+  for (;;) {
+    RunnerReply reply;
+    try {
+      RunnerRequest request = runner_request_from_json(channel.receive(-1));
+      if (request.op == RunnerOp::exit) return 0;
+      reply = session.handle(request);
     } catch (const ChannelError&) {
       return 0;  // the worker went away
-    }
-    if (msg.value("op", "") == "exit") return 0;
-    try {
-      channel.send(handle(session, msg));
-    } catch (const CallFailure& e) {
-      channel.send({{"ok", false}, {"kind", "call"}, {"code", e.code}, {"error", e.what()}});
     } catch (const std::exception& e) {
-      channel.send({{"ok", false}, {"kind", "setup"}, {"error", e.what()}});
+      reply.failure = RunnerFailureInfo{FailureKind::setup, 0, e.what()};
+    }
+    reply.violations = seccomp_violations();
+    try {
+      channel.send(to_json(reply));
+    } catch (const ChannelError&) {
+      return 0;
     }
   }
 }
 
 int once(const std::string& library, const std::string& spec_path, uint64_t seed, int calls, int device,
-         const std::string& sass_counts) {
+         const std::string& sass_counts, bool seccomp) {
   try {
     // Runtime SASS counting (experimental, docs/verdict.md): CUPTI records nothing in a context
     // that already ran a kernel, and only the first module launched after it starts (seen on the
@@ -151,13 +204,13 @@ int once(const std::string& library, const std::string& spec_path, uint64_t seed
     }
     PTXB_CUDA_CALL(cudaSetDevice(device));
     auto specs = tensor_specs_from_json(ordered_json::parse(read_file(spec_path)).at("tensors"));
-    Session s;
-    s.library = std::make_unique<CandidateLibrary>(library);
-    PTXB_CUDA_CALL(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking));
+    cudaStream_t stream = nullptr;
+    PTXB_CUDA_CALL(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    Arguments a;
     uint64_t salt = 0;
     for (const auto& spec : specs) {
-      s.owned.emplace_back(spec.bytes());
-      void* p = s.owned.back().get();
+      a.owned.emplace_back(spec.bytes());
+      void* p = a.owned.back().get();
       if (!spec.is_output) {
         uint64_t tensor_seed = derive_seed(seed, salt++);
         if (patching) {
@@ -165,13 +218,20 @@ int once(const std::string& library, const std::string& spec_path, uint64_t seed
           fill_normal_host(host.data(), spec.dtype, spec.numel(), tensor_seed);
           PTXB_CUDA_CALL(cudaMemcpy(p, host.data(), host.size(), cudaMemcpyHostToDevice));
         } else {
-          fill_normal(p, spec.dtype, spec.numel(), tensor_seed, s.stream);
+          fill_normal(p, spec.dtype, spec.numel(), tensor_seed, stream);
         }
       }
-      s.add_tensor(p, spec);
+      a.add(p, spec);
     }
-    PTXB_CUDA_CALL(cudaStreamSynchronize(s.stream));
-    for (int i = 0; i < calls; ++i) run_checked_call(s.target(), s.stream);
+    PTXB_CUDA_CALL(cudaStreamSynchronize(stream));
+    auto lib = load_restricted(library, seccomp, SeccompProfile::tool_target);
+    TimedTarget target;
+    CandidateEntry entry = lib->entry();
+    target.call = [&](cudaStream_t s) { return entry(a.args.data(), static_cast<int32_t>(a.args.size()), s); };
+    target.poison = [&](cudaStream_t s) {
+      for (auto& [ptr, bytes] : a.outputs) PTXB_CUDA_CALL(cudaMemsetAsync(ptr, 0xff, bytes, s));  // NaN
+    };
+    for (int i = 0; i < calls; ++i) run_checked_call(target, stream);
     if (patching) {
       PTXB_CUDA_CALL(cudaDeviceSynchronize());
       SassCounts counts;
@@ -183,6 +243,13 @@ int once(const std::string& library, const std::string& spec_path, uint64_t seed
       j["instances"] = patching->last_instances();
       j["lazy_patching"] = patching->lazy();
       write_file_atomic(sass_counts, j.dump());
+    }
+    std::vector<std::string> denied = seccomp_violations();
+    if (!denied.empty()) {
+      std::string names;
+      for (const auto& d : denied) names += (names.empty() ? "" : ", ") + d;
+      std::fprintf(stderr, "ptxbench-runner: the sandbox denied system calls: %s\n", names.c_str());
+      return kRunnerSandboxViolationExit;
     }
     return 0;
   } catch (const CallFailure& e) {
@@ -212,7 +279,9 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int device = 0;
   int control_fd = 3;
-  auto* serve = app.add_subcommand("serve", "JSON-lines session driven by the worker");
+  bool no_seccomp = false;
+  app.add_flag("--no-seccomp", no_seccomp, "do not install the system-call filter (diagnosis only; never in evaluations)");
+  auto* serve = app.add_subcommand("serve", "session driven by the worker");
   serve->add_option("--control-fd", control_fd, "socket to the worker");
   serve->add_option("--device", device, "CUDA device index");
   std::string library, spec;
@@ -226,15 +295,19 @@ int main(int argc, char** argv) {
   once->add_option("--device", device, "CUDA device index");
   int owner_pid = 0;
   once->add_option("--owner-pid", owner_pid, "exit when this process (the worker that started the tool) is gone");
+  bool no_orphan_watch = false;
+  once->add_flag("--no-orphan-watch", no_orphan_watch,
+                 "in a PID namespace of its own (whose first process is the tool, and whose end ends us)");
   std::string sass_counts;
   once->add_option("--sass-counts", sass_counts, "count executed SASS per instruction (CUPTI) into this JSON file");
   auto* metrics = app.add_subcommand("sass-metrics", "list the SASS metrics CUPTI offers on this GPU");
   metrics->add_option("--device", device, "CUDA device index");
   CLI11_PARSE(app, argc, argv);
-  if (*serve) return ptxbench::serve(control_fd, device);
+  if (*serve) return ptxbench::serve(control_fd, device, !no_seccomp);
   if (*metrics) return ptxbench::list_sass_metrics(device);
   // `once` runs under compute-sanitizer or ncu: when the tool or its worker dies (the worker or the
-  // service was killed), a hung candidate must not go on holding the GPU.
-  ptxbench::exit_when_orphaned(0.2, static_cast<pid_t>(owner_pid));
-  return ptxbench::once(library, spec, seed, calls, device, sass_counts);
+  // service was killed), a hung candidate must not go on holding the GPU. In a PID namespace of
+  // its own the kernel ends every process with the first one (the tool), so nothing is watched.
+  if (!no_orphan_watch) ptxbench::exit_when_orphaned(0.2, static_cast<pid_t>(owner_pid));
+  return ptxbench::once(library, spec, seed, calls, device, sass_counts, !no_seccomp);
 }

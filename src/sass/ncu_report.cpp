@@ -1,5 +1,8 @@
 #include "sass/ncu_report.h"
 
+#include <array>
+#include <cstdlib>
+#include <map>
 #include <sstream>
 
 namespace ptxbench {
@@ -32,6 +35,30 @@ std::vector<std::string> split_csv_line(const std::string& line) {
   return fields;
 }
 
+namespace {
+// "(128, 1, 1)" -> {128, 1, 1}
+std::array<uint32_t, 3> parse_dim3(const std::string& text) {
+  std::array<uint32_t, 3> d{1, 1, 1};
+  std::size_t i = 0;
+  for (std::size_t pos = 0; i < 3 && pos < text.size(); ++pos) {
+    if (!std::isdigit(static_cast<unsigned char>(text[pos]))) continue;
+    std::size_t end = pos;
+    while (end < text.size() && std::isdigit(static_cast<unsigned char>(text[end]))) ++end;
+    d[i++] = static_cast<uint32_t>(std::stoul(text.substr(pos, end - pos)));
+    pos = end;
+  }
+  return d;
+}
+
+// "1,024" (ncu's thousands separators) -> 1024
+double parse_number(const std::string& text) {
+  std::string digits;
+  for (char c : text)
+    if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') digits += c;
+  return digits.empty() ? 0.0 : std::stod(digits);
+}
+}  // namespace
+
 OpcodeCounts parse_instance_values(const std::string& value) {
   OpcodeCounts out;
   auto open = value.find('(');
@@ -59,8 +86,9 @@ RuntimeSass parse_ncu_csv(const std::string& text, const std::set<std::string>& 
   std::istringstream in(text);
   std::string line;
   std::vector<std::string> header;
-  int col_id = -1, col_kernel = -1, col_metric = -1, col_value = -1;
+  int col_id = -1, col_kernel = -1, col_metric = -1, col_value = -1, col_grid = -1, col_block = -1;
   std::set<std::string> launches, foreign;
+  std::map<long, KernelLaunch> by_id;
   while (std::getline(in, line)) {
     if (header.empty()) {
       if (line.rfind("\"ID\"", 0) != 0) continue;
@@ -70,6 +98,8 @@ RuntimeSass parse_ncu_csv(const std::string& text, const std::set<std::string>& 
         if (header[i] == "Kernel Name") col_kernel = i;
         if (header[i] == "Metric Name") col_metric = i;
         if (header[i] == "Metric Value") col_value = i;
+        if (header[i] == "Grid Size") col_grid = i;
+        if (header[i] == "Block Size") col_block = i;
       }
       if (col_id < 0 || col_kernel < 0 || col_metric < 0 || col_value < 0) {
         r.note = "ncu CSV header lacks the expected columns";
@@ -81,6 +111,12 @@ RuntimeSass parse_ncu_csv(const std::string& text, const std::set<std::string>& 
     auto f = split_csv_line(line);
     if (static_cast<int>(f.size()) <= col_value) continue;
     const std::string& kernel = f[col_kernel];
+    long id = std::atol(f[col_id].c_str());
+    KernelLaunch& launch = by_id[id];
+    launch.name = kernel;
+    if (col_grid >= 0) launch.grid = parse_dim3(f[col_grid]);
+    if (col_block >= 0) launch.block = parse_dim3(f[col_block]);
+    if (f[col_metric] == kNcuDynamicSmemMetric) launch.dynamic_smem = static_cast<uint32_t>(parse_number(f[col_value]));
     if (!candidate_kernels.count(kernel)) {
       if (ignore_prefix.empty() || kernel.find(ignore_prefix) == std::string::npos) foreign.insert(kernel);
       continue;
@@ -96,6 +132,7 @@ RuntimeSass parse_ncu_csv(const std::string& text, const std::set<std::string>& 
   }
   if (!r.available && r.note.empty()) r.note = "no ncu CSV output found";
   r.kernels_profiled = static_cast<int>(launches.size());
+  for (auto& [id, launch] : by_id) r.launches.push_back(std::move(launch));
   r.foreign_kernels.assign(foreign.begin(), foreign.end());
   r.source = std::string("ncu ") + kNcuThreadTrueMetric;
   r.mechanisms = mechanisms_from(r.thread_true);

@@ -15,6 +15,9 @@ namespace ptxbench {
 /// The ncu metrics we collect.
 inline constexpr const char* kNcuThreadTrueMetric = "sass__thread_inst_executed_true_per_opcode";
 inline constexpr const char* kNcuWarpMetric = "sass__inst_executed_per_opcode";
+/// Dynamic shared memory of each launch (with the CSV's grid and block columns: the launch as the
+/// timed calls must repeat it).
+inline constexpr const char* kNcuDynamicSmemMetric = "launch__shared_mem_per_block_dynamic";
 
 /// Splits one CSV record ("a","b,c","d") into fields.
 std::vector<std::string> split_csv_line(const std::string& line);

@@ -1,5 +1,7 @@
 #include "sass/opcode_counts.h"
 
+#include "common/json_fields.h"
+
 namespace ptxbench {
 namespace {
 
@@ -46,6 +48,16 @@ void add_counts(OpcodeCounts& into, const OpcodeCounts& from) {
 
 ordered_json to_json(const Mechanisms& m) {
   return {{"c_gen4", m.c_gen4}, {"d_tma", m.d_tma}, {"c_gen5", m.c_gen5}, {"d_tmem", m.d_tmem}};
+}
+
+Mechanisms mechanisms_from_json(const ordered_json& j) {
+  require_json_object(j);
+  Mechanisms m;
+  read_field(j, "c_gen4", m.c_gen4);
+  read_field(j, "d_tma", m.d_tma);
+  read_field(j, "c_gen5", m.c_gen5);
+  read_field(j, "d_tmem", m.d_tmem);
+  return m;
 }
 
 ordered_json to_json(const OpcodeCounts& c) {

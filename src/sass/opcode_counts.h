@@ -30,6 +30,8 @@ void add_counts(OpcodeCounts& into, const OpcodeCounts& from);
 bool has_mechanism_opcodes(const OpcodeCounts& counts);
 
 ordered_json to_json(const Mechanisms& m);
+/// The reverse of to_json(Mechanisms); an absent flag is false, a non-boolean one an error.
+Mechanisms mechanisms_from_json(const ordered_json& j);
 ordered_json to_json(const OpcodeCounts& c);
 
 }  // namespace ptxbench

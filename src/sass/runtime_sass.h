@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "sass/opcode_counts.h"
+#include "timing/call_activity.h"
 
 namespace ptxbench {
 
@@ -21,6 +22,8 @@ struct RuntimeSass {
   OpcodeCounts thread_true;  ///< summed over the candidate's launches (decides the mechanisms)
   OpcodeCounts warp_executed;
   Mechanisms mechanisms;
+  /// Every kernel launch of the profiled call, the candidate's and others, in launch order.
+  std::vector<KernelLaunch> launches;
 };
 
 ordered_json to_json(const RuntimeSass& r);

@@ -57,6 +57,7 @@ StaticSass disassemble_cubin(const std::string& cubin_path) {
   }
   s.available = true;
   s.pc_opcodes = parse_sass_pcs(r.out.text);
+  s.mma_shapes = parse_mma_shapes(r.out.text);
   s.per_kernel = count_opcodes(s.pc_opcodes);
   for (const auto& [name, counts] : s.per_kernel) add_counts(s.total, counts);
   s.mechanisms = mechanisms_from(s.total);

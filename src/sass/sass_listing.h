@@ -5,6 +5,7 @@
 #include <map>
 #include <string>
 
+#include "sass/mma_coverage.h"
 #include "sass/opcode_counts.h"
 
 namespace ptxbench {
@@ -24,6 +25,7 @@ struct StaticSass {
   std::string note;
   std::map<std::string, OpcodeCounts> per_kernel;
   PcOpcodes pc_opcodes;  ///< maps run-time per-instruction counts (sass/pc_counts.h) to opcodes
+  std::map<std::string, std::vector<MmaShape>> mma_shapes;  ///< per kernel (tensor-core coverage)
   OpcodeCounts total;
   Mechanisms mechanisms;  ///< what the code *could* do; runtime counts decide the verdict
 };

@@ -7,7 +7,7 @@
 
 #include "common/clock.h"
 #include "verdict/verdict.h"
-#include "worker/gpu_lock.h"
+#include "evaluator/gpu_lock.h"
 
 namespace ptxbench {
 namespace {

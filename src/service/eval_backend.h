@@ -61,8 +61,4 @@ class FakeEvalBackend final : public EvalBackend {
   bool m_broken = false;
 };
 
-/// The real evaluator on the GPU `base.device` (defined in the GPU library); `base` holds the
-/// service's defaults (time limits, GPU lock), on which each request's options apply.
-std::unique_ptr<EvalBackend> make_gpu_backend(const Catalog& catalog, const EvalOptions& base);
-
 }  // namespace ptxbench

@@ -8,7 +8,7 @@
 #include "common/json_check.h"
 #include "definitions/catalog.h"
 #include "common/error.h"
-#include "worker/eval_options.h"
+#include "evaluator/eval_options.h"
 
 namespace ptxbench {
 

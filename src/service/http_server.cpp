@@ -27,6 +27,7 @@
 #include <thread>
 
 #include "common/error.h"
+#include "common/fd.h"
 
 namespace ptxbench {
 namespace {
@@ -43,30 +44,6 @@ constexpr double kLingerS = 1.0;
 // accept() failing for lack of descriptors leaves the connection in the backlog, so the listening
 // socket stays readable; pause accepting instead of spinning.
 constexpr auto kAcceptBackoff = std::chrono::milliseconds(100);
-
-/// Owns one file descriptor.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) noexcept : m_fd(fd) {}
-  ~Fd() { reset(); }
-  Fd(Fd&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    if (this != &other) {
-      reset();
-      m_fd = std::exchange(other.m_fd, -1);
-    }
-    return *this;
-  }
-  [[nodiscard]] int get() const noexcept { return m_fd; }
-  void reset() noexcept {
-    if (m_fd >= 0) ::close(m_fd);
-    m_fd = -1;
-  }
-
- private:
-  int m_fd = -1;
-};
 
 struct Connection {
   Fd fd;

@@ -18,27 +18,22 @@ namespace ptxbench {
 
 InstanceLock::InstanceLock(const std::string& db) {
   std::string path = db + ".serve.lock";
-  m_fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (m_fd < 0) throw EnvironmentError("serve", "cannot open " + path + ": " + std::strerror(errno));
+  m_fd.reset(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+  if (!m_fd.valid()) throw EnvironmentError("serve", "cannot open " + path + ": " + std::strerror(errno));
   // A killed predecessor may take a moment to exit (its CUDA context torn down): wait up to 5 s.
   auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (::flock(m_fd, LOCK_EX | LOCK_NB) != 0) {
+  while (::flock(m_fd.get(), LOCK_EX | LOCK_NB) != 0) {
     if (errno == EINTR) continue;
     if (errno == EWOULDBLOCK && std::chrono::steady_clock::now() < give_up) {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       continue;
     }
     int e = errno;
-    ::close(m_fd);
-    m_fd = -1;
+    m_fd.reset();
     if (e == EWOULDBLOCK)
       throw InputError("serve", "another service is running on the queue " + db + " (its lock " + path + " is held)");
     throw EnvironmentError("serve", "flock " + path + ": " + std::strerror(e));
   }
-}
-
-InstanceLock::~InstanceLock() {
-  if (m_fd >= 0) ::close(m_fd);
 }
 
 fs::path service_scratch_root(const std::string& db) {

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "common/fd.h"
 #include "common/fs.h"
 
 namespace ptxbench {
@@ -17,12 +18,9 @@ namespace ptxbench {
 class InstanceLock {
  public:
   explicit InstanceLock(const std::string& db);
-  ~InstanceLock();
-  InstanceLock(const InstanceLock&) = delete;
-  InstanceLock& operator=(const InstanceLock&) = delete;
 
  private:
-  int m_fd = -1;
+  Fd m_fd;
 };
 
 /// The evaluations' scratch root of the service whose queue database is `db`: under the cache

@@ -40,6 +40,8 @@ LocalService::~LocalService() {
 
 pid_t LocalService::pid() const { return m_child->pid(); }
 
+std::string LocalService::log() const { return m_child->stderr_capture().text; }
+
 void LocalService::crash() {
   ::kill(m_child->pid(), SIGKILL);
   m_child->wait_for(10);

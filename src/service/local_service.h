@@ -24,6 +24,8 @@ class LocalService {
 
   [[nodiscard]] const std::string& url() const noexcept { return m_url; }
   [[nodiscard]] pid_t pid() const;
+  /// What the service wrote to stderr so far: its log and its workers' (capped at 1 MiB, head and tail).
+  [[nodiscard]] std::string log() const;
   /// SIGKILL of the service process alone (not its group), as a crash would do.
   void crash();
 

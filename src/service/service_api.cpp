@@ -1,24 +1,76 @@
 #include "service/service_api.h"
 
-#include <fmt/format.h>
-
 #include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <thread>
 
 #include "common/error.h"
+#include "common/sha256.h"
+#include "service/access_token.h"
+#include "service/service_log.h"
+#include "service/service_metrics.h"
 
 namespace ptxbench {
 namespace {
 
 constexpr double kMaxWaitS = 60.0;
+constexpr std::size_t kMaxClientName = 64;
+
+std::string json_text(const ordered_json& j) { return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace); }
 
 HttpResponse error(int status, const std::string& message) {
-  return HttpResponse::json(status, ordered_json{{"error", message}}.dump());
+  return HttpResponse::json(status, json_text(ordered_json{{"error", message}}));
 }
 
+HttpResponse retry_later(int status, const std::string& message) {
+  HttpResponse r = error(status, message);
+  r.headers.emplace_back("Retry-After", std::to_string(kRetryAfterS));
+  return r;
+}
+
+std::string header(const HttpRequest& r, const std::string& lower_name) {
+  auto it = r.headers.find(lower_name);
+  return it == r.headers.end() ? std::string() : it->second;
+}
+
+std::string lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// "10.0.0.5:41234" -> "10.0.0.5": the client's default name must not change with each connection.
+std::string peer_host(const std::string& remote) {
+  auto colon = remote.rfind(':');
+  return colon == std::string::npos ? remote : remote.substr(0, colon);
+}
+
+bool valid_client_name(const std::string& name) {
+  return !name.empty() && name.size() <= kMaxClientName && std::all_of(name.begin(), name.end(), [](unsigned char c) {
+    return std::isalnum(c) || c == '.' || c == '_' || c == ':' || c == '@' || c == '-';
+  });
+}
+
+bool is_submission(const HttpRequest& r) { return r.path == "/v1/evaluations" && r.method == "POST"; }
+
 }  // namespace
+
+/// One line of the submission log: who (client, peer), what (definition, source hash), the task
+/// and the outcome. Logged for every submission, accepted or refused.
+struct ServiceApi::Submission {
+  std::string outcome = "invalid";  ///< accepted, existing, over_quota, queue_full, unauthorized, invalid
+  std::string client, peer, task, definition, source_sha256, reason;
+
+  void log(int status) const {
+    ordered_json j = {{"outcome", outcome}, {"status", status}, {"client", client}, {"peer", peer}};
+    if (!task.empty()) j["task"] = task;
+    if (!definition.empty()) j["definition"] = definition;
+    if (!source_sha256.empty()) j["source_sha256"] = source_sha256;
+    if (!reason.empty()) j["reason"] = reason;
+    bool ok = outcome == "accepted" || outcome == "existing";
+    spdlog::log(ok ? spdlog::level::info : spdlog::level::warn, "submission {}", json_text(j));
+  }
+};
 
 ordered_json task_json(const TaskRecord& t) {
   ordered_json j = {{"id", t.id},
@@ -26,6 +78,7 @@ ordered_json task_json(const TaskRecord& t) {
                     {"definition", t.request.value("definition", "")},
                     {"attempts", t.attempts},
                     {"created_at", t.created_at}};
+  if (!t.client.empty()) j["client"] = t.client;
   if (!t.note.empty()) j["note"] = t.note;
   if (t.state != TaskState::queued) {
     j["worker"] = t.worker;
@@ -39,9 +92,9 @@ ordered_json task_json(const TaskRecord& t) {
   return j;
 }
 
-ServiceApi::ServiceApi(const Catalog& catalog, std::string db, EvalRequestLimits limits,
+ServiceApi::ServiceApi(const Catalog& catalog, std::string db, ServiceApiOptions options,
                        std::function<ordered_json()> gpu_status)
-    : m_catalog(catalog), m_db(std::move(db)), m_limits(limits), m_gpu_status(std::move(gpu_status)) {}
+    : m_catalog(catalog), m_db(std::move(db)), m_options(std::move(options)), m_gpu_status(std::move(gpu_status)) {}
 
 TaskQueue& ServiceApi::queue() {
   thread_local std::unique_ptr<TaskQueue> q;
@@ -54,6 +107,28 @@ TaskQueue& ServiceApi::queue() {
 }
 
 HttpResponse ServiceApi::handle(const HttpRequest& r) {
+  // Before routing: without the token, not even which endpoints exist is told.
+  if (m_options.token) {
+    TokenCheck check = check_bearer(header(r, "authorization"), *m_options.token);
+    if (check != TokenCheck::ok) {
+      HttpResponse denied = error(401, check == TokenCheck::missing
+                                           ? "this service needs an access token: send \"Authorization: Bearer <token>\" "
+                                             "(ptxbench clients: --token-file FILE or $PTXBENCH_TOKEN)"
+                                           : "wrong access token");
+      denied.headers.emplace_back("WWW-Authenticate", "Bearer realm=\"ptxbench\"");
+      if (is_submission(r)) {
+        Submission s;
+        s.outcome = "unauthorized";
+        s.peer = r.remote;
+        s.client = peer_host(r.remote);  // a name sent without the token is not worth logging
+        s.reason = check == TokenCheck::missing ? "no token" : "wrong token";
+        s.log(401);
+      } else {
+        spdlog::debug("401 for {} {} from {}", r.method, r.path, r.remote);
+      }
+      return denied;
+    }
+  }
   const std::string prefix = "/v1/evaluations/";
   if (r.path == "/v1/evaluations") {
     if (r.method != "POST") return error(405, "use POST to submit an evaluation");
@@ -71,17 +146,40 @@ HttpResponse ServiceApi::handle(const HttpRequest& r) {
 }
 
 HttpResponse ServiceApi::submit(const HttpRequest& r) {
+  Submission s;
+  s.peer = r.remote;
+  HttpResponse response = admit(r, s);
+  if (response.status >= 400 && s.reason.empty()) {
+    try {
+      s.reason = ordered_json::parse(response.body).value("error", "");
+    } catch (const std::exception&) {
+    }
+  }
+  s.log(response.status);
+  return response;
+}
+
+HttpResponse ServiceApi::admit(const HttpRequest& r, Submission& s) {
+  std::string named = header(r, lower(kClientHeader));
+  s.client = named.empty() ? peer_host(r.remote) : named;
+  if (!named.empty() && !valid_client_name(named)) {
+    s.client = peer_host(r.remote);
+    return error(400, std::string(kClientHeader) + " must be 1 to " + std::to_string(kMaxClientName) +
+                          " characters of [A-Za-z0-9._:@-]");
+  }
   auto type = r.headers.find("content-type");
   if (type != r.headers.end() && type->second.find("json") == std::string::npos)
     return error(415, "send the request as application/json");
   EvalRequest req;
   try {
-    req = parse_eval_request(r.body, m_catalog, m_limits);
+    req = parse_eval_request(r.body, m_catalog, m_options.limits);
   } catch (const PayloadTooLarge& e) {
     return error(413, e.what());
   } catch (const InputError& e) {
     return error(400, e.what());
   }
+  s.definition = req.definition;
+  s.source_sha256 = sha256_hex(req.source);
   std::string key;
   if (auto k = r.headers.find("idempotency-key"); k != r.headers.end()) {
     key = k->second;
@@ -92,15 +190,24 @@ HttpResponse ServiceApi::submit(const HttpRequest& r) {
   }
   Enqueued e;
   try {
-    e = queue().enqueue_once(req.to_json(), key);
+    e = queue().enqueue_once(req.to_json(), key, Submitter{s.client, s.peer}, m_options.admission);
   } catch (const InputError& err) {
     return error(409, err.what());
   }
+  s.outcome = to_string(e.admission);
+  s.task = e.id;
+  if (e.admission == Admission::over_quota)
+    return retry_later(429, "client '" + s.client + "' has " + std::to_string(e.in_use) +
+                                " evaluations queued or running, its quota is " + std::to_string(m_options.admission.client_quota) +
+                                "; retry when one has finished");
+  if (e.admission == Admission::queue_full)
+    return retry_later(503, "the queue is full (" + std::to_string(e.in_use) + " evaluations waiting, the bound is " +
+                                std::to_string(m_options.admission.max_queued) + "); retry later");
   // 202: accepted now; 200: this key's task was accepted before (the answer to a resent request).
   std::string state = "queued";
-  if (!e.created)
+  if (!e.created())
     if (auto t = queue().get(e.id)) state = to_string(t->state);
-  return HttpResponse::json(e.created ? 202 : 200,
+  return HttpResponse::json(e.created() ? 202 : 200,
                             ordered_json{{"id", e.id}, {"state", state}, {"links", {{"self", "/v1/evaluations/" + e.id}}}}.dump());
 }
 
@@ -149,35 +256,7 @@ HttpResponse ServiceApi::health() {
 }
 
 HttpResponse ServiceApi::metrics() {
-  std::string m;
-  m += "# HELP ptxbench_queue_tasks Tasks in the durable queue by state.\n# TYPE ptxbench_queue_tasks gauge\n";
-  for (const auto& [state, n] : queue().state_counts()) m += fmt::format("ptxbench_queue_tasks{{state=\"{}\"}} {}\n", state, n);
-  m += "# HELP ptxbench_finished_tasks Finished tasks retained, by verdict status.\n# TYPE ptxbench_finished_tasks gauge\n";
-  for (const auto& [status, n] : queue().status_counts()) m += fmt::format("ptxbench_finished_tasks{{status=\"{}\"}} {}\n", status, n);
-  auto durations = queue().recent_durations(10000);
-  std::vector<double> all;
-  double sum = 0;
-  for (const auto& [status, s] : durations) {
-    all.push_back(s);
-    sum += s;
-  }
-  std::sort(all.begin(), all.end());
-  m += "# HELP ptxbench_evaluation_seconds Wall time of recent finished evaluations.\n# TYPE ptxbench_evaluation_seconds summary\n";
-  for (double q : {0.5, 0.95, 0.99})
-    if (!all.empty())
-      m += fmt::format("ptxbench_evaluation_seconds{{quantile=\"{}\"}} {:.6f}\n", q, all[std::min(all.size() - 1, static_cast<std::size_t>(q * all.size()))]);
-  m += fmt::format("ptxbench_evaluation_seconds_sum {:.6f}\nptxbench_evaluation_seconds_count {}\n", sum, all.size());
-  ordered_json gpus = m_gpu_status ? m_gpu_status() : ordered_json::array();
-  // One series per worker: a GPU has several when --workers-per-gpu > 1 (same labels twice would
-  // be one series reported twice, which Prometheus rejects).
-  auto labels = [](const ordered_json& g) {
-    return fmt::format("device=\"{}\",worker=\"{}\"", g.value("device", 0), g.value("worker", ""));
-  };
-  m += "# HELP ptxbench_worker_up Whether the worker is running.\n# TYPE ptxbench_worker_up gauge\n";
-  for (const auto& g : gpus) m += fmt::format("ptxbench_worker_up{{{}}} {}\n", labels(g), g.value("state", "") == "running" ? 1 : 0);
-  m += "# HELP ptxbench_worker_restarts_total Worker restarts since the service started.\n# TYPE ptxbench_worker_restarts_total counter\n";
-  for (const auto& g : gpus) m += fmt::format("ptxbench_worker_restarts_total{{{}}} {}\n", labels(g), g.value("restarts", 0));
-  HttpResponse r = HttpResponse::text(200, m);
+  HttpResponse r = HttpResponse::text(200, render_metrics(queue(), m_gpu_status ? m_gpu_status() : ordered_json::array()));
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
   return r;
 }

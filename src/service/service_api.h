@@ -1,5 +1,7 @@
 // The service's HTTP JSON API (routes, validation, long-poll, Prometheus metrics) over the durable
 // queue. Every bad request is a 4xx whose JSON names the problem; nothing is accepted half-way.
+// With an access token, every route answers 401 to a request without it; submissions are bounded
+// per client (429) and in total (503), and each one, accepted or refused, is logged.
 //
 //   POST /v1/evaluations            {definition, workload?, source, options?} -> 202 {id, state}
 //   GET  /v1/evaluations/{id}[?wait=S]  state and, when done, the verdict (long-polls up to S ≤ 60 s)
@@ -10,6 +12,7 @@
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "definitions/catalog.h"
@@ -19,16 +22,33 @@
 
 namespace ptxbench {
 
+/// Header a client names itself with (1 to 64 of [A-Za-z0-9._:@-]); without it, the client is the
+/// host part of its connection's address. Quotas count by this name; it is the client's word,
+/// not an identity (everyone holding the token may claim any name).
+inline constexpr const char* kClientHeader = "X-Ptxbench-Client";
+/// Seconds a client is told to wait (Retry-After) when over its quota or the queue is full: cheap
+/// to answer again, and evaluations finish every few seconds on a busy service.
+inline constexpr int kRetryAfterS = 1;
+
+struct ServiceApiOptions {
+  EvalRequestLimits limits;
+  AdmissionLimits admission;
+  std::optional<std::string> token;  ///< when set, every request must carry "Authorization: Bearer <token>"
+};
+
 class ServiceApi {
  public:
   /// `gpu_status` returns the per-device worker state (WorkerPool::status()).
-  ServiceApi(const Catalog& catalog, std::string db, EvalRequestLimits limits, std::function<ordered_json()> gpu_status);
+  ServiceApi(const Catalog& catalog, std::string db, ServiceApiOptions options, std::function<ordered_json()> gpu_status);
   HttpResponse handle(const HttpRequest& request);
   /// Makes long-polls return at once (before the HTTP server stops).
   void shutting_down() { m_stopping = true; }
 
  private:
+  /// Logs the submission's outcome (who, what, which task) whatever it is.
   HttpResponse submit(const HttpRequest& r);
+  struct Submission;
+  HttpResponse admit(const HttpRequest& r, Submission& s);
   HttpResponse get(const std::string& id, const HttpRequest& r);
   HttpResponse definitions() const;
   HttpResponse health();
@@ -37,7 +57,7 @@ class ServiceApi {
 
   const Catalog& m_catalog;
   std::string m_db;
-  EvalRequestLimits m_limits;
+  ServiceApiOptions m_options;
   std::function<ordered_json()> m_gpu_status;
   std::atomic<bool> m_stopping{false};
 };

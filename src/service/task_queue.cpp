@@ -1,5 +1,8 @@
 #include "service/task_queue.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <chrono>
 #include <random>
 
@@ -10,8 +13,20 @@ namespace ptxbench {
 namespace {
 
 // 2: tasks.client_key (idempotent submission); 3: tasks.device, avoid_device, requeued_at (a task
-// re-queued after a failure on a GPU goes to another GPU first).
-constexpr int kSchemaVersion = 3;
+// re-queued after a failure on a GPU goes to another GPU first); 4: tasks.client, peer (who
+// submitted it; quotas count by client) and the counters table (cumulative metrics).
+constexpr int kSchemaVersion = 4;
+
+// Names in the counters table (its label column holds the status, bucket bound or cause).
+constexpr const char* kEvaluations = "evaluations";
+constexpr const char* kSecondsBucket = "evaluation_seconds_bucket";
+constexpr const char* kSecondsSum = "evaluation_seconds_sum";
+constexpr const char* kRequeues = "requeues";
+constexpr const char* kSubmissions = "submissions";
+
+std::string bucket_label(std::size_t i) {
+  return i < kEvaluationSecondsBuckets.size() ? fmt::format("{}", kEvaluationSecondsBuckets[i]) : "+Inf";
+}
 
 TaskState parse_state(const std::string& s) {
   if (s == "queued") return TaskState::queued;
@@ -31,7 +46,7 @@ std::string random_id() {
 const char* kAvoidThisDevice = "avoid_device = device, requeued_at = ?";
 
 const char* kColumns =
-    "id, state, request, verdict, status, attempts, worker, note, created_at, started_at, finished_at";
+    "id, state, request, verdict, status, attempts, worker, note, created_at, started_at, finished_at, client, peer";
 
 TaskRecord read_row(SqliteStatement& st) {
   TaskRecord t;
@@ -46,6 +61,8 @@ TaskRecord read_row(SqliteStatement& st) {
   t.created_at = st.real(8);
   t.started_at = st.real(9);
   t.finished_at = st.real(10);
+  t.client = st.text(11);
+  t.peer = st.text(12);
   return t;
 }
 
@@ -58,6 +75,16 @@ std::string to_string(TaskState s) {
     case TaskState::done: return "done";
   }
   return "done";
+}
+
+std::string to_string(Admission a) {
+  switch (a) {
+    case Admission::accepted: return "accepted";
+    case Admission::existing: return "existing";
+    case Admission::over_quota: return "over_quota";
+    case Admission::queue_full: return "queue_full";
+  }
+  return "accepted";
 }
 
 double TaskQueue::now() {
@@ -87,10 +114,24 @@ TaskQueue::TaskQueue(const std::string& path) : m_db(path) {
     m_db.exec("ALTER TABLE tasks ADD COLUMN device INTEGER NOT NULL DEFAULT -1");
     m_db.exec("ALTER TABLE tasks ADD COLUMN avoid_device INTEGER");
     m_db.exec("ALTER TABLE tasks ADD COLUMN requeued_at REAL NOT NULL DEFAULT 0");
-    m_db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
-  } else if (v != kSchemaVersion) {
-    throw Error("queue", "database schema version " + std::to_string(v) + " is not " + std::to_string(kSchemaVersion));
+    v = 3;
   }
+  if (v == 3) {
+    m_db.exec("ALTER TABLE tasks ADD COLUMN client TEXT NOT NULL DEFAULT ''");
+    m_db.exec("ALTER TABLE tasks ADD COLUMN peer TEXT NOT NULL DEFAULT ''");
+    m_db.exec("CREATE INDEX IF NOT EXISTS tasks_by_client ON tasks(client, state)");
+    m_db.exec("CREATE TABLE IF NOT EXISTS counters (name TEXT NOT NULL, label TEXT NOT NULL, value REAL NOT NULL, "
+              "PRIMARY KEY (name, label))");
+    // The counters start from the finished tasks the queue still holds, so an upgraded service's
+    // totals do not drop to zero.
+    auto done = m_db.prepare("SELECT status, finished_at - started_at FROM tasks WHERE state = 'done'");
+    while (done.step()) count_finished(done.text(0), done.real(1));
+    v = 4;
+    m_db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+  }
+  if (v != kSchemaVersion)
+    throw Error("queue", "database schema version " + std::to_string(v) + " is not " + std::to_string(kSchemaVersion) +
+                             " (a queue written by a newer ptxbench?)");
   m_db.exec("CREATE TABLE IF NOT EXISTS gpu_health (device INTEGER PRIMARY KEY, state TEXT NOT NULL, detail TEXT NOT NULL, "
             "updated_at REAL NOT NULL)");
   m_db.exec("CREATE TABLE IF NOT EXISTS calibration (key TEXT PRIMARY KEY, canary_us REAL NOT NULL, created_at REAL NOT NULL)");
@@ -99,27 +140,45 @@ TaskQueue::TaskQueue(const std::string& path) : m_db(path) {
 
 std::string TaskQueue::enqueue(const ordered_json& request) { return enqueue_once(request, "").id; }
 
-Enqueued TaskQueue::enqueue_once(const ordered_json& request, const std::string& client_key) {
+Enqueued TaskQueue::enqueue_once(const ordered_json& request, const std::string& client_key, const Submitter& submitter,
+                                  const AdmissionLimits& limits) {
   SqliteTransaction tx(m_db);
+  auto finish = [&](Enqueued e) {
+    add_counter(kSubmissions, to_string(e.admission), 1);
+    tx.commit();
+    return e;
+  };
   if (!client_key.empty()) {
     auto known = m_db.prepare("SELECT id, request FROM tasks WHERE client_key = ?");
     known.bind(1, client_key);
     if (known.step()) {
       if (ordered_json::parse(known.text(1)) != request)
         throw InputError("queue", "idempotency key '" + client_key + "' was already used for a different request");
-      return {known.text(0), false};
+      return finish({known.text(0), Admission::existing});
     }
+  }
+  if (limits.client_quota > 0) {
+    auto mine = m_db.prepare("SELECT COUNT(*) FROM tasks WHERE client = ? AND state IN ('queued', 'running')");
+    mine.bind(1, submitter.client);
+    mine.step();
+    if (mine.integer(0) >= limits.client_quota) return finish({"", Admission::over_quota, mine.integer(0)});
+  }
+  if (limits.max_queued > 0) {
+    auto queued = m_db.prepare("SELECT COUNT(*) FROM tasks WHERE state = 'queued'");
+    queued.step();
+    if (queued.integer(0) >= limits.max_queued) return finish({"", Admission::queue_full, queued.integer(0)});
   }
   std::string id = random_id();
   auto seq = m_db.prepare("SELECT COALESCE(MAX(seq), 0) + 1 FROM tasks");
   seq.step();
-  auto insert = m_db.prepare("INSERT INTO tasks (id, state, request, created_at, seq, client_key) VALUES (?, 'queued', ?, ?, ?, ?)");
+  auto insert = m_db.prepare(
+      "INSERT INTO tasks (id, state, request, created_at, seq, client_key, client, peer) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?)");
   insert.bind(1, id).bind(2, request.dump()).bind(3, now()).bind(4, seq.integer(0));
   if (client_key.empty()) insert.bind_null(5);
   else insert.bind(5, client_key);
+  insert.bind(6, submitter.client).bind(7, submitter.peer);
   insert.run();
-  tx.commit();
-  return {id, true};
+  return finish({id, Admission::accepted});
 }
 
 std::optional<Claim> TaskQueue::claim(const std::string& worker, double lease_s, int device, double avoid_window_s) {
@@ -159,16 +218,25 @@ bool TaskQueue::heartbeat(const Claim& c, double lease_s) {
 }
 
 bool TaskQueue::complete(const Claim& c, const ordered_json& verdict) {
+  SqliteTransaction tx(m_db);
+  std::string status = verdict.value("status", std::string("?"));
+  double t_now = now();
   m_db.prepare("UPDATE tasks SET state = 'done', verdict = ?, status = ?, finished_at = ? "
                "WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")
       .bind(1, verdict.dump())
-      .bind(2, verdict.value("status", std::string("?")))
-      .bind(3, now())
+      .bind(2, status)
+      .bind(3, t_now)
       .bind(4, c.task.id)
       .bind(5, c.worker)
       .bind(6, c.token)
       .run();
-  return m_db.changes() == 1;
+  if (m_db.changes() != 1) return false;
+  auto started = m_db.prepare("SELECT started_at FROM tasks WHERE id = ?");
+  started.bind(1, c.task.id);
+  started.step();
+  count_finished(status, t_now - started.real(0));
+  tx.commit();
+  return true;
 }
 
 bool TaskQueue::requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const ordered_json& final_verdict) {
@@ -177,6 +245,7 @@ bool TaskQueue::requeue(const Claim& c, const std::string& reason, int64_t max_a
     if (!v.contains("status")) v["status"] = "INFRA_ERROR";
     return complete(c, v);
   }
+  SqliteTransaction tx(m_db);
   m_db.prepare(std::string("UPDATE tasks SET state = 'queued', note = ?, lease_until = 0, ") + kAvoidThisDevice +
                " WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")
       .bind(1, reason)
@@ -185,32 +254,47 @@ bool TaskQueue::requeue(const Claim& c, const std::string& reason, int64_t max_a
       .bind(4, c.worker)
       .bind(5, c.token)
       .run();
-  return m_db.changes() == 1;
+  if (m_db.changes() != 1) return false;
+  add_counter(kRequeues, "infra_error", 1);
+  tx.commit();
+  return true;
 }
 
 int64_t TaskQueue::recover_expired() {
+  SqliteTransaction tx(m_db);
   double t_now = now();
   m_db.prepare(std::string("UPDATE tasks SET state = 'queued', note = 'lease expired (worker lost)', ") + kAvoidThisDevice +
                " WHERE state = 'running' AND lease_until < ?")
       .bind(1, t_now)
       .bind(2, t_now)
       .run();
-  return m_db.changes();
+  int64_t n = m_db.changes();
+  if (n > 0) add_counter(kRequeues, "lease_expired", static_cast<double>(n));
+  tx.commit();
+  return n;
 }
 
 int64_t TaskQueue::recover_all_running(const std::string& reason) {
+  SqliteTransaction tx(m_db);
   m_db.prepare("UPDATE tasks SET state = 'queued', note = ? WHERE state = 'running'").bind(1, reason).run();
-  return m_db.changes();
+  int64_t n = m_db.changes();
+  if (n > 0) add_counter(kRequeues, "service_restart", static_cast<double>(n));
+  tx.commit();
+  return n;
 }
 
 int64_t TaskQueue::recover_worker(const std::string& worker, const std::string& reason, int64_t max_attempts) {
   SqliteTransaction tx(m_db);
   ordered_json gave_up = {{"schema", "ptxbench.verdict"}, {"schema_version", 1}, {"status", "INFRA_ERROR"},
                           {"message", reason + "; gave up after " + std::to_string(max_attempts) + " attempts"}};
+  double t_now = now();
+  auto last_tries = m_db.prepare("SELECT started_at FROM tasks WHERE state = 'running' AND worker = ? AND attempts >= ?");
+  last_tries.bind(1, worker).bind(2, max_attempts);
+  while (last_tries.step()) count_finished("INFRA_ERROR", t_now - last_tries.real(0));
   m_db.prepare("UPDATE tasks SET state = 'done', verdict = ?, status = 'INFRA_ERROR', finished_at = ?, note = ? "
                "WHERE state = 'running' AND worker = ? AND attempts >= ?")
       .bind(1, gave_up.dump())
-      .bind(2, now())
+      .bind(2, t_now)
       .bind(3, reason)
       .bind(4, worker)
       .bind(5, max_attempts)
@@ -219,21 +303,49 @@ int64_t TaskQueue::recover_worker(const std::string& worker, const std::string& 
   m_db.prepare(std::string("UPDATE tasks SET state = 'queued', note = ?, lease_until = 0, ") + kAvoidThisDevice +
                " WHERE state = 'running' AND worker = ?")
       .bind(1, reason)
-      .bind(2, now())
+      .bind(2, t_now)
       .bind(3, worker)
       .run();
   int64_t requeued = m_db.changes();
+  if (requeued > 0) add_counter(kRequeues, "worker_lost", static_cast<double>(requeued));
   tx.commit();
   return finished + requeued;
 }
 
-std::vector<std::pair<std::string, double>> TaskQueue::recent_durations(int64_t limit) {
-  std::vector<std::pair<std::string, double>> out;
-  auto st = m_db.prepare("SELECT status, finished_at - started_at FROM tasks WHERE state = 'done' AND started_at > 0 "
-                         "ORDER BY finished_at DESC LIMIT ?");
-  st.bind(1, limit);
-  while (st.step()) out.emplace_back(st.text(0), st.real(1));
-  return out;
+void TaskQueue::add_counter(const std::string& name, const std::string& label, double by) {
+  m_db.prepare("INSERT INTO counters (name, label, value) VALUES (?, ?, ?) "
+               "ON CONFLICT(name, label) DO UPDATE SET value = value + excluded.value")
+      .bind(1, name)
+      .bind(2, label)
+      .bind(3, by)
+      .run();
+}
+
+void TaskQueue::count_finished(const std::string& status, double wall_s) {
+  wall_s = std::max(0.0, wall_s);  // a task finished without a claim (never started) took no time
+  add_counter(kEvaluations, status, 1);
+  std::size_t bucket = 0;
+  while (bucket < kEvaluationSecondsBuckets.size() && wall_s > kEvaluationSecondsBuckets[bucket]) ++bucket;
+  add_counter(kSecondsBucket, bucket_label(bucket), 1);
+  add_counter(kSecondsSum, "", wall_s);
+}
+
+QueueCounters TaskQueue::counters() {
+  QueueCounters c;
+  auto st = m_db.prepare("SELECT name, label, value FROM counters");
+  while (st.step()) {
+    std::string name = st.text(0), label = st.text(1);
+    double value = st.real(2);
+    auto count = static_cast<int64_t>(value);
+    if (name == kEvaluations) c.evaluations[label] = count;
+    else if (name == kRequeues) c.requeues[label] = count;
+    else if (name == kSubmissions) c.submissions[label] = count;
+    else if (name == kSecondsSum) c.seconds_sum = value;
+    else if (name == kSecondsBucket)
+      for (std::size_t i = 0; i < c.seconds_buckets.size(); ++i)
+        if (bucket_label(i) == label) c.seconds_buckets[i] = count;
+  }
+  return c;
 }
 
 void TaskQueue::clear_health() { m_db.exec("DELETE FROM gpu_health"); }

@@ -3,6 +3,7 @@
 // whose lease expired (and whose task was handed to another) cannot complete it a second time.
 #pragma once
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -10,7 +11,7 @@
 #include <vector>
 
 #include "common/json_check.h"
-#include "service/sqlite_db.h"
+#include "common/sqlite_db.h"
 
 namespace ptxbench {
 
@@ -26,6 +27,8 @@ struct TaskRecord {
   int64_t attempts = 0;                 ///< claims so far; the claim token of the current one
   std::string worker;                   ///< the last claimer
   std::string note;                     ///< why it was re-queued last (INFRA_ERROR, lost worker)
+  std::string client;                   ///< who submitted it (X-Ptxbench-Client, else the peer's address)
+  std::string peer;                     ///< the submitting connection's address ("10.0.0.5:41234")
   double created_at = 0, started_at = 0, finished_at = 0;
 };
 
@@ -35,9 +38,47 @@ struct Claim {
   int64_t token = 0;  ///< attempts at claim time; complete/requeue/heartbeat must present it
 };
 
+/// Who submits a task, as the service saw it.
+struct Submitter {
+  std::string client;  ///< the name quotas count by
+  std::string peer;    ///< address of the connection
+};
+
+/// Bounds on what the queue accepts; 0 means no bound.
+struct AdmissionLimits {
+  int64_t max_queued = 0;    ///< queued tasks in total
+  int64_t client_quota = 0;  ///< queued + running tasks of one client
+};
+
+enum class Admission {
+  accepted,    ///< a new task
+  existing,    ///< the idempotency key named a task accepted before (counted once, never refused)
+  over_quota,  ///< the client already has client_quota tasks queued or running
+  queue_full,  ///< max_queued tasks are waiting
+};
+std::string to_string(Admission a);
+
 struct Enqueued {
-  std::string id;
-  bool created = true;  ///< false: the idempotency key named an existing task
+  std::string id;  ///< empty when refused
+  Admission admission = Admission::accepted;
+  int64_t in_use = 0;  ///< refused: the tasks that fill the bound (the client's, or all queued)
+  [[nodiscard]] bool created() const noexcept { return admission == Admission::accepted; }
+  [[nodiscard]] bool refused() const noexcept { return admission == Admission::over_quota || admission == Admission::queue_full; }
+};
+
+/// Upper bounds (seconds) of the evaluation wall-time histogram; a last bucket takes the rest.
+inline constexpr std::array<double, 13> kEvaluationSecondsBuckets = {0.1, 0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 1800};
+
+/// Cumulative counts kept in the queue database, updated in the same transaction as what they
+/// count: they survive restarts of the service and never shrink when finished tasks expire.
+struct QueueCounters {
+  std::map<std::string, int64_t> evaluations;  ///< finished tasks by verdict status (gave-up INFRA_ERROR included)
+  /// Finished tasks by wall time (claim to finish of the last attempt): one count per bucket of
+  /// kEvaluationSecondsBuckets, then one for longer ones. Not cumulative.
+  std::vector<int64_t> seconds_buckets = std::vector<int64_t>(kEvaluationSecondsBuckets.size() + 1, 0);
+  double seconds_sum = 0;
+  std::map<std::string, int64_t> requeues;     ///< tasks taken back, by cause
+  std::map<std::string, int64_t> submissions;  ///< submissions by admission (accepted, existing, over_quota, queue_full)
 };
 
 class TaskQueue {
@@ -48,8 +89,11 @@ class TaskQueue {
   std::string enqueue(const ordered_json& request);
   /// Stores a new task unless `client_key` (non-empty) already names one: then that task's id, so
   /// a client that resends after a lost answer (a service restart) never makes a twin. The same key
-  /// with a different request is an InputError.
-  Enqueued enqueue_once(const ordered_json& request, const std::string& client_key);
+  /// with a different request is an InputError. A new task is refused (nothing stored) when
+  /// `submitter.client` is at its quota or the queue is full; checked in the same transaction as
+  /// the insert, so concurrent submissions cannot overshoot a bound.
+  Enqueued enqueue_once(const ordered_json& request, const std::string& client_key, const Submitter& submitter = {},
+                        const AdmissionLimits& limits = {});
   /// The oldest queued task, now running under `worker` (on GPU `device`) until now + lease_s;
   /// nullopt when none. A task re-queued after a failure on this device (a dead worker, an expired
   /// lease, an infrastructure error) is left to other devices for `avoid_window_s` seconds, as long
@@ -69,8 +113,7 @@ class TaskQueue {
   /// The running tasks of a worker that died: back to the queue, or finished as INFRA_ERROR once
   /// tried `max_attempts` times (a task that keeps killing workers must not loop forever).
   int64_t recover_worker(const std::string& worker, const std::string& reason, int64_t max_attempts);
-  /// Wall seconds (finish − start) of the most recent finished tasks, for latency summaries.
-  [[nodiscard]] std::vector<std::pair<std::string, double>> recent_durations(int64_t limit);
+  [[nodiscard]] QueueCounters counters();
 
   /// The latest health check of a device, as its worker recorded it.
   void record_health(int device, const std::string& state, const ordered_json& detail);
@@ -91,6 +134,9 @@ class TaskQueue {
   static double now();
 
  private:
+  void add_counter(const std::string& name, const std::string& label, double by);
+  /// Counts a finished task: its status and its wall time. Inside the finishing transaction.
+  void count_finished(const std::string& status, double wall_s);
   SqliteDb m_db;
 };
 

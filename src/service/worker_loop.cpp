@@ -1,9 +1,12 @@
 #include "service/worker_loop.h"
 
+#include <fmt/format.h>
+
 #include <condition_variable>
 #include <mutex>
 #include <thread>
 
+#include "service/service_log.h"
 #include "service/task_queue.h"
 
 namespace ptxbench {
@@ -66,13 +69,27 @@ std::string check_and_record_health(TaskQueue& queue, EvalBackend& backend, int 
     }
   }
   if (!h.problem.empty()) detail["problem"] = h.problem;
-  queue.record_health(device, h.problem.empty() ? "healthy" : "unhealthy", detail);
+  std::string state = h.problem.empty() ? "healthy" : "unhealthy";
+  auto before = queue.health_records();
+  bool changed = !before.count(device) || before[device].value("state", "") != state;
+  queue.record_health(device, state, detail);
+  if (!h.problem.empty())
+    spdlog::error("GPU {} unhealthy: {}", device, h.problem);
+  else
+    spdlog::log(changed ? spdlog::level::info : spdlog::level::debug, "GPU {} healthy{}", device,
+                detail.contains("canary_us") ? fmt::format(" (canary {:.1f} us, calibration {:.1f} us)", detail["canary_us"].get<double>(),
+                                                          detail.value("calibration_us", 0.0))
+                                             : "");
   return h.problem;
 }
 
 int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& catalog, const std::atomic<bool>& stop) {
   TaskQueue queue(config.db);
-  if (!check_and_record_health(queue, backend, config.device).empty()) return kWorkerUnhealthyExit;
+  if (!check_and_record_health(queue, backend, config.device).empty()) {
+    spdlog::warn("worker {} takes no work on an unhealthy GPU {}: exits to be restarted", config.name, config.device);
+    return kWorkerUnhealthyExit;
+  }
+  spdlog::info("worker {} taking work on GPU {}", config.name, config.device);
   while (!stop) {
     auto claim = queue.claim(config.name, config.lease_s, config.device, config.avoid_window_s);
     if (!claim) {
@@ -92,7 +109,11 @@ int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& 
     verdict["service"] = {{"task", claim->task.id}, {"worker", config.name}, {"attempt", claim->token}};
     std::string status = verdict.value("status", "");
     if (status == "INFRA_ERROR") {
-      queue.requeue(*claim, verdict.value("message", std::string("infrastructure error")), config.max_attempts, verdict);
+      std::string message = verdict.value("message", std::string("infrastructure error"));
+      queue.requeue(*claim, message, config.max_attempts, verdict);
+      spdlog::warn("task {} attempt {}/{}: INFRA_ERROR ({}); {}; worker {} exits to be restarted", claim->task.id,
+                   claim->token, config.max_attempts, message,
+                   claim->token >= config.max_attempts ? "given up" : "re-queued", config.name);
       return kWorkerUnhealthyExit;
     }
     if (suspicious(status)) {
@@ -102,11 +123,18 @@ int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& 
         ordered_json infra = {{"schema", "ptxbench.verdict"}, {"schema_version", 1}, {"status", "INFRA_ERROR"},
                               {"message", "GPU unhealthy after this evaluation: " + problem}, {"service", verdict["service"]}};
         queue.requeue(*claim, infra["message"].get<std::string>(), config.max_attempts, infra);
+        spdlog::error("task {} attempt {}/{}: GPU {} unhealthy after its {} verdict; {}; worker {} exits to be restarted",
+                      claim->task.id, claim->token, config.max_attempts, config.device, status,
+                      claim->token >= config.max_attempts ? "given up" : "re-queued", config.name);
         return kWorkerUnhealthyExit;
       }
     }
-    queue.complete(*claim, verdict);
+    if (queue.complete(*claim, verdict))
+      spdlog::debug("task {} done: {} ({} attempt{})", claim->task.id, status, claim->token, claim->token == 1 ? "" : "s");
+    else
+      spdlog::warn("task {}: verdict {} dropped, the claim was taken back meanwhile (lease expired?)", claim->task.id, status);
   }
+  spdlog::info("worker {} stopped", config.name);
   return 0;
 }
 

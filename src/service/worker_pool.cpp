@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/fs.h"
+#include "service/service_log.h"
 #include "service/task_queue.h"
 #include "service/worker_loop.h"
 
@@ -39,10 +40,15 @@ void WorkerPool::spawn(Slot& s) {
     spec.argv.push_back(lock);
   }
   spec.argv.insert(spec.argv.end(), m_config.worker_args.begin(), m_config.worker_args.end());
+  if (m_config.log_fd >= 0) {
+    spec.control_fd = m_config.log_fd;
+    spec.argv.insert(spec.argv.end(), {"--log-fd", "3"});
+  }
   spec.output_cap_bytes = 64 << 10;
   spec.die_with_parent = true;
   s.process = std::make_unique<ChildProcess>(spec);
   s.state = "running";
+  spdlog::debug("worker {} started on device {} (pid {})", s.name, s.device, s.process->pid());
 }
 
 void WorkerPool::start() {
@@ -60,20 +66,30 @@ void WorkerPool::supervise() {
       s.last_exit = exited->describe();
       std::string err = s.process->stderr_capture().text;
       if (!err.empty()) s.last_exit += ": " + err.substr(err.size() > 500 ? err.size() - 500 : 0);
+      // The log takes one line per event.
+      std::string said = s.last_exit;
+      std::replace(said.begin(), said.end(), '\n', ' ');
       s.process.reset();
-      TaskQueue(m_config.db).recover_worker(s.name, "worker " + s.name + " " + exited->describe(), m_config.max_attempts);
+      int64_t taken_back =
+          TaskQueue(m_config.db).recover_worker(s.name, "worker " + s.name + " " + exited->describe(), m_config.max_attempts);
       s.failures.push_back(now);
       while (!s.failures.empty() && s.failures.front() < now - m_config.failure_window_s) s.failures.pop_front();
       if (static_cast<int>(s.failures.size()) >= m_config.exclude_after_failures) {
         s.state = "excluded";
+        spdlog::error("worker {} {}; {} task(s) taken back; GPU {} excluded after {} failures within {:.0f} s (no more work "
+                      "goes to it; restart the service to try it again)",
+                      s.name, said, taken_back, s.device, s.failures.size(), m_config.failure_window_s);
         continue;
       }
       s.state = "restarting";
       s.restart_at = now + std::min(30.0, 0.5 * (1 << std::min<int>(static_cast<int>(s.failures.size()), 6)));
+      spdlog::warn("worker {} {}; {} task(s) taken back (re-queued, or given up after {} attempts); restart in {:.1f} s",
+                   s.name, said, taken_back, m_config.max_attempts, s.restart_at - now);
     }
     if (s.state == "restarting" && now >= s.restart_at) {
       ++s.restarts;
       spawn(s);
+      spdlog::info("worker {} restarted (pid {}, restart {})", s.name, s.process->pid(), s.restarts);
     }
   }
 }

@@ -21,7 +21,10 @@ struct WorkerPoolConfig {
   /// Worker processes per GPU. Above 1 they share the GPU through a lock file beside the database:
   /// untimed stages overlap, timing stages run alone (worker/gpu_lock.h).
   int workers_per_gpu = 1;
-  std::vector<std::string> worker_args;  ///< extra `ptxbench worker` options (time limits)
+  std::vector<std::string> worker_args;  ///< extra `ptxbench worker` options (time limits, log level)
+  /// When >= 0: a descriptor (serve's stderr) each worker gets as fd 3 and writes its log to
+  /// (`--log-fd 3`), so the workers' lines join serve's. Not owned; must outlive the pool.
+  int log_fd = -1;
   bool fake = false;        ///< `--fake` workers (CPU tests)
   double lease_s = 60.0;
   int64_t max_attempts = 3;

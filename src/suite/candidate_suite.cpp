@@ -8,8 +8,7 @@ namespace {
 std::optional<bool> optional_bool(const JsonChecker& check, const ordered_json& j, const std::string& path,
                                   const char* key) {
   if (!j.contains(key) || j[key].is_null()) return std::nullopt;
-  if (!j[key].is_boolean()) check.fail(JsonChecker::join(path, key), "expected true, false or null");
-  return j[key].get<bool>();
+  return check.bool_field(j, path, key);
 }
 
 std::size_t count_of(const std::string& text, const std::string& what) {
@@ -63,7 +62,7 @@ CandidateSuite load_suite(const fs::path& suite_file) {
     const auto& e = check.member(c, path, "expect");
     std::string epath = path + ".expect";
     check.only_fields(e, epath, {"status", "static_hgmma", "c_gen4", "d_tma"});
-    out.expect.status = check.string_field(e, epath, "status");
+    out.expect.status = check.enum_field(e, epath, "status", status_from_name);
     out.expect.static_hgmma = optional_bool(check, e, epath, "static_hgmma");
     out.expect.c_gen4 = optional_bool(check, e, epath, "c_gen4");
     out.expect.d_tma = optional_bool(check, e, epath, "d_tma");
@@ -74,26 +73,22 @@ CandidateSuite load_suite(const fs::path& suite_file) {
   return suite;
 }
 
-std::vector<std::string> expectation_mismatches(const SuiteExpectation& expect, const ordered_json& v) {
+std::vector<std::string> expectation_mismatches(const SuiteExpectation& expect, const Verdict& v) {
   std::vector<std::string> out;
-  std::string status = v.value("status", "");
-  if (status != expect.status) out.push_back("status " + status + ", expected " + expect.status);
-  const auto& stages = v.contains("stages") ? v["stages"] : ordered_json::object();
-  if (expect.static_hgmma && stages.contains("static_sass") && stages["static_sass"].value("available", false)) {
-    bool has = stages["static_sass"].value("gmma", 0LL) > 0;
+  if (v.status != expect.status) out.push_back("status " + to_string(v.status) + ", expected " + to_string(expect.status));
+  if (const auto& s = v.stages.static_sass; expect.static_hgmma && s && s->available) {
+    bool has = s->counts.gmma > 0;
     if (has != *expect.static_hgmma) out.push_back(std::string("static HGMMA ") + (has ? "present" : "absent"));
   }
-  if (status == "PASSED" && expect.status == "PASSED") {
-    const auto& ti = v["target_instruction"];
-    const auto& m = ti.contains("runtime_mechanisms") ? ti["runtime_mechanisms"] : ordered_json::object();
-    auto check = [&](const std::optional<bool>& want, const char* key, const char* label) {
+  if (v.status == Status::PASSED && expect.status == Status::PASSED) {
+    auto check = [&](const std::optional<bool>& want, bool Mechanisms::*flag, const char* label) {
       if (!want) return;
-      if (!m.contains(key)) out.push_back(std::string(label) + " not measured");
-      else if (m[key].get<bool>() != *want)
-        out.push_back(std::string(label) + (m[key].get<bool>() ? " executed" : " not executed"));
+      if (!v.runtime_mechanisms) out.push_back(std::string(label) + " not measured");
+      else if ((*v.runtime_mechanisms).*flag != *want)
+        out.push_back(std::string(label) + ((*v.runtime_mechanisms).*flag ? " executed" : " not executed"));
     };
-    check(expect.c_gen4, "c_gen4", "C_Gen4 (wgmma)");
-    check(expect.d_tma, "d_tma", "D_TMA");
+    check(expect.c_gen4, &Mechanisms::c_gen4, "C_Gen4 (wgmma)");
+    check(expect.d_tma, &Mechanisms::d_tma, "D_TMA");
   }
   return out;
 }

@@ -9,11 +9,12 @@
 
 #include "common/fs.h"
 #include "common/json_check.h"
+#include "verdict/verdict.h"
 
 namespace ptxbench {
 
 struct SuiteExpectation {
-  std::string status;
+  Status status = Status::PASSED;
   std::optional<bool> static_hgmma;  ///< HGMMA present in the static SASS
   std::optional<bool> c_gen4;        ///< wgmma executed (PASSED verdicts)
   std::optional<bool> d_tma;         ///< bulk tensor copies executed (PASSED verdicts)
@@ -37,7 +38,7 @@ struct CandidateSuite {
 /// field (an edit that matches zero or several times is an error).
 CandidateSuite load_suite(const fs::path& suite_file);
 
-/// What in `verdict` (a verdict document) differs from the expectation; empty when it matches.
-std::vector<std::string> expectation_mismatches(const SuiteExpectation& expect, const ordered_json& verdict);
+/// What in `verdict` differs from the expectation; empty when it matches.
+std::vector<std::string> expectation_mismatches(const SuiteExpectation& expect, const Verdict& verdict);
 
 }  // namespace ptxbench

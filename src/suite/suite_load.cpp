@@ -76,18 +76,19 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
   std::atomic<bool> failed{false};
   std::mutex progress_mutex;
   std::string first_error;
+  bool input_error = false;  // the first failure was the request's or the user's (401): exit code 2
   int done = 0;
   auto start = std::chrono::steady_clock::now();
 
   auto client = [&] {
-    ServiceClient service(o.service);
+    ServiceClient service(o.service, o.client);
     for (int i = next++; i < o.count && !failed; i = next++) {
       const LoadCase& lc = cases[static_cast<std::size_t>(schedule[static_cast<std::size_t>(i)])];
       LoadRecord& r = report.records[static_cast<std::size_t>(i)];
       r.index = i;
       r.case_name = lc.c.name;
       r.definition = lc.definition;
-      r.expected = lc.c.expect.status;
+      r.expected = to_string(lc.c.expect.status);
       ordered_json body = {{"definition", lc.definition}, {"source", lc.c.source}};
       if (!o.workload.empty()) body["workload"] = o.workload;
       if (!o.options.empty()) body["options"] = o.options;
@@ -114,24 +115,32 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
           r.worker = task.value("worker", "");
           r.service_s = task.value("finished_at", 0.0) - task.value("created_at", 0.0);
           r.queued_s = task.value("started_at", 0.0) - task.value("created_at", 0.0);
-          const ordered_json& v = task.contains("verdict") && task["verdict"].is_object() ? task["verdict"] : ordered_json::object();
-          r.eval_s = v.value("wall_seconds", 0.0);
-          if (v.contains("speedup") && v["speedup"].is_number()) r.speedup = v["speedup"].get<double>();
-          if (v.contains("stages") && v["stages"].is_object())
-            for (const auto& [name, st] : v["stages"].items()) {
-              if (!st.is_object()) continue;
-              if (st.contains("wall_s") && st["wall_s"].is_number()) r.stage_s[name] = st["wall_s"];
-              if (st.contains("gpu_lock_wait_s") && st["gpu_lock_wait_s"].is_number())
-                r.stage_s[name + "_lock_wait"] = st["gpu_lock_wait_s"];
-              if (st.contains("gpu_alone_after_shared_timeout")) r.retried_alone.push_back(name);
+          std::optional<Verdict> v;
+          try {
+            if (task.contains("verdict") && task["verdict"].is_object()) v = Verdict::from_json(task["verdict"]);
+            else r.mismatches.push_back("the finished task has no verdict");
+          } catch (const InputError& e) {
+            r.mismatches.push_back(std::string("unreadable verdict: ") + e.what());
+          }
+          if (v) {
+            r.eval_s = v->wall_seconds;
+            r.speedup = v->speedup.value_or(0.0);
+            for (const auto& st : stage_timings(v->stages)) {
+              if (st.wall_s) r.stage_s[st.stage] = *st.wall_s;
+              if (st.gpu_lock_wait_s) r.stage_s[st.stage + "_lock_wait"] = *st.gpu_lock_wait_s;
+              if (st.retried_alone) r.retried_alone.push_back(st.stage);
             }
-          r.mismatches = expectation_mismatches(lc.c.expect, v);
+            r.mismatches = expectation_mismatches(lc.c.expect, *v);
+          }
         } else {
           r.mismatches.push_back("no verdict within " + std::to_string(static_cast<int>(o.timeout_s)) + " s");
         }
       } catch (const std::exception& e) {
         std::lock_guard<std::mutex> lock(progress_mutex);
-        if (first_error.empty()) first_error = std::string(e.what()) + " (submission " + std::to_string(i) + ", " + lc.c.name + ")";
+        if (first_error.empty()) {
+          first_error = std::string(e.what()) + " (submission " + std::to_string(i) + ", " + lc.c.name + ")";
+          input_error = dynamic_cast<const InputError*>(&e) != nullptr;
+        }
         failed = true;
         return;
       }
@@ -144,6 +153,7 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
   for (int k = 0; k < std::min(o.clients, o.count); ++k) threads.emplace_back(client);
   for (auto& t : threads) t.join();
   report.wall_s = seconds_since(start);
+  if (failed && input_error) throw InputError("load", first_error);
   if (failed) throw Error("load", first_error);
   return report;
 }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/json_check.h"
+#include "service/service_client.h"
 #include "suite/candidate_suite.h"
 
 namespace ptxbench {
@@ -22,6 +23,7 @@ struct LoadCase {
 
 struct LoadOptions {
   std::string service;                  ///< base URL
+  ServiceClientOptions client;          ///< access token, client name
   int count = 200;                      ///< submissions
   int clients = 8;                      ///< concurrent client threads
   std::string workload;                 ///< empty: each definition's default
@@ -73,7 +75,8 @@ struct LoadReport {
 std::vector<int> load_schedule(std::size_t cases, int count, uint64_t seed);
 
 /// Runs the load; `progress` (may be empty) is called after each verdict, from client threads,
-/// serialised. Throws InputError when the service rejects a request (a bad suite or option).
+/// serialised. Throws InputError when the service rejects a request (a bad suite or option, a
+/// missing or wrong access token).
 LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& options,
                     const std::function<void(const LoadRecord&, int done)>& progress = {});
 

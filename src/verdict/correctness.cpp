@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "common/error.h"
+#include "common/json_fields.h"
 #include "common/parallel.h"
 
 namespace ptxbench {
@@ -115,23 +117,67 @@ TensorComparison compare_tensor(const void* got, const float* expected, const Te
   return c;
 }
 
-ordered_json to_json(const TensorComparison& c) {
-  ordered_json first = ordered_json::array();
-  for (const auto& m : c.first_mismatches) {
-    auto finite_or_text = [](double v) -> ordered_json {
-      if (std::isfinite(v)) return v;
-      return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
-    };
-    first.push_back({{"index", m.index}, {"got", finite_or_text(m.got)}, {"expected", finite_or_text(m.expected)}});
-  }
-  return {{"name", c.name},         {"passed", c.passed},
-          {"elements", c.elements}, {"mismatches", c.mismatches},
-          {"non_finite", c.non_finite}, {"max_abs_error", c.max_abs_error},
-          {"max_rel_error", c.max_rel_error}, {"first_mismatches", first}};
+namespace {
+ordered_json finite_or_text(double v) {
+  if (std::isfinite(v)) return v;
+  return std::isnan(v) ? "nan" : (v > 0 ? "inf" : "-inf");
 }
 
-ordered_json to_json(const Tolerance& t) {
-  return {{"atol", t.atol}, {"rtol", t.rtol}, {"required_matched_ratio", t.required_ratio}};
+double number_or_text(const ordered_json& j) {
+  if (j.is_number()) return j.get<double>();
+  std::string text = j.get<std::string>();
+  if (text == "nan") return std::numeric_limits<double>::quiet_NaN();
+  if (text == "inf") return std::numeric_limits<double>::infinity();
+  if (text == "-inf") return -std::numeric_limits<double>::infinity();
+  throw JsonFieldError("", "expected a number, \"nan\", \"inf\" or \"-inf\", got \"" + text + "\"");
+}
+}  // namespace
+
+void to_json(ordered_json& j, const Mismatch& m) {
+  j = {{"index", m.index}, {"got", finite_or_text(m.got)}, {"expected", finite_or_text(m.expected)}};
+}
+
+void from_json(const ordered_json& j, Mismatch& m) {
+  require_json_object(j);
+  read_field(j, "index", m.index);
+  for (auto [key, out] : {std::pair{"got", &m.got}, std::pair{"expected", &m.expected}}) {
+    if (!j.contains(key)) continue;
+    try {
+      *out = number_or_text(j[key]);
+    } catch (...) {
+      detail::rethrow_in_field(key);
+    }
+  }
+}
+
+void to_json(ordered_json& j, const TensorComparison& c) {
+  j = {{"name", c.name},         {"passed", c.passed},
+       {"elements", c.elements}, {"mismatches", c.mismatches},
+       {"non_finite", c.non_finite}, {"max_abs_error", c.max_abs_error},
+       {"max_rel_error", c.max_rel_error}, {"first_mismatches", c.first_mismatches}};
+}
+
+void from_json(const ordered_json& j, TensorComparison& c) {
+  require_json_object(j);
+  read_field(j, "name", c.name);
+  read_field(j, "passed", c.passed);
+  read_field(j, "elements", c.elements);
+  read_field(j, "mismatches", c.mismatches);
+  read_field(j, "non_finite", c.non_finite);
+  read_field(j, "max_abs_error", c.max_abs_error);
+  read_field(j, "max_rel_error", c.max_rel_error);
+  read_field(j, "first_mismatches", c.first_mismatches);
+}
+
+void to_json(ordered_json& j, const Tolerance& t) {
+  j = {{"atol", t.atol}, {"rtol", t.rtol}, {"required_matched_ratio", t.required_ratio}};
+}
+
+void from_json(const ordered_json& j, Tolerance& t) {
+  require_json_object(j);
+  read_field(j, "atol", t.atol);
+  read_field(j, "rtol", t.rtol);
+  read_field(j, "required_matched_ratio", t.required_ratio);
 }
 
 }  // namespace ptxbench

@@ -42,7 +42,13 @@ TensorComparison compare_tensor(const void* got, const float* expected, const Te
 /// Converts one element of a floating dtype to double (bf16, f16, f32).
 double element_to_double(const void* data, DType dtype, int64_t index);
 
-ordered_json to_json(const TensorComparison& c);
-ordered_json to_json(const Tolerance& t);
+// The verdict's form of both (correctness trials, environment.options); a non-finite value in
+// first_mismatches is written as "nan", "inf" or "-inf".
+void to_json(ordered_json& j, const Mismatch& m);
+void from_json(const ordered_json& j, Mismatch& m);
+void to_json(ordered_json& j, const TensorComparison& c);
+void from_json(const ordered_json& j, TensorComparison& c);
+void to_json(ordered_json& j, const Tolerance& t);
+void from_json(const ordered_json& j, Tolerance& t);
 
 }  // namespace ptxbench

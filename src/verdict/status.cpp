@@ -1,8 +1,10 @@
 #include "verdict/status.h"
 
+#include "common/enum_names.h"
+
 namespace ptxbench {
 namespace {
-constexpr std::pair<Status, const char*> kNames[] = {
+constexpr EnumName<Status> kNames[] = {
     {Status::PASSED, "PASSED"},
     {Status::COMPILE_ERROR, "COMPILE_ERROR"},
     {Status::BANNED_API, "BANNED_API"},
@@ -16,16 +18,10 @@ constexpr std::pair<Status, const char*> kNames[] = {
 };
 }  // namespace
 
-std::string to_string(Status s) {
-  for (const auto& [v, n] : kNames)
-    if (v == s) return n;
-  return "INFRA_ERROR";
-}
+std::string to_string(Status s) { return enum_name(kNames, s); }
 
-std::optional<Status> parse_status(const std::string& s) {
-  for (const auto& [v, n] : kNames)
-    if (s == n) return v;
-  return std::nullopt;
-}
+std::optional<Status> parse_status(const std::string& s) { return find_enum(kNames, s); }
+
+Status status_from_name(std::string_view name) { return parse_enum(kNames, name, "verdict status"); }
 
 }  // namespace ptxbench

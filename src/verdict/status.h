@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace ptxbench {
 
@@ -20,6 +21,9 @@ enum class Status {
 };
 
 std::string to_string(Status s);
+/// The status named `s`, or nullopt (a status this version does not know).
 std::optional<Status> parse_status(const std::string& s);
+/// The status named `name`; InputError naming every status otherwise.
+Status status_from_name(std::string_view name);
 
 }  // namespace ptxbench

@@ -1,8 +1,82 @@
 #include "verdict/verdict.h"
 
-#include <ctime>
+#include "common/error.h"
+#include "common/json_fields.h"
 
 namespace ptxbench {
+namespace {
+
+// The document's keys that the Verdict itself holds; any other top-level key goes to `extra`.
+constexpr const char* kOwnKeys[] = {"schema", "schema_version", "status", "message", "definition", "workload", "arch",
+                                    "target_instruction", "speedup", "candidate_us", "baseline_us", "baseline", "seed",
+                                    "started_at", "wall_seconds", "stages", "environment"};
+
+template <class Section>
+void add_timing(std::vector<StageTiming>& out, const char* name, const std::optional<Section>& s) {
+  if (s) out.push_back({name, s->wall_s, s->gpu_lock_wait_s, s->gpu_alone_after_shared_timeout.has_value()});
+}
+
+void read_verdict(const ordered_json& j, Verdict& v) {
+  require_json_object(j);
+  std::optional<std::string> schema;
+  read_field(j, "schema", schema);
+  if (schema && *schema != kVerdictSchema)
+    throw JsonFieldError("schema", "'" + *schema + "' is not a verdict (" + kVerdictSchema + ")");
+  int version = 1;
+  read_field(j, "schema_version", version);
+  if (version < 1 || version > kVerdictSchemaVersion)
+    throw JsonFieldError("schema_version", std::to_string(version) + " is not a version this ptxbench reads (1 to " +
+                                               std::to_string(kVerdictSchemaVersion) + ")");
+  if (!j.contains("status") || j["status"].is_null()) throw JsonFieldError("status", "missing");
+  read_enum(j, "status", v.status, status_from_name);
+  read_field(j, "message", v.message);
+  read_field(j, "definition", v.definition);
+  if (j.contains("workload")) {
+    try {
+      const auto& w = j["workload"];
+      require_json_object(w);
+      read_field(w, "uuid", v.workload_uuid);
+      read_field(w, "label", v.workload_label);
+    } catch (...) {
+      detail::rethrow_in_field("workload");
+    }
+  }
+  read_field(j, "arch", v.arch);
+  if (j.contains("target_instruction")) {
+    try {
+      const auto& ti = j["target_instruction"];
+      require_json_object(ti);
+      read_field(ti, "rule", v.target_rule);
+      read_field(ti, "correct", v.target_instruction_correct);
+      if (ti.contains("runtime_mechanisms") && !ti["runtime_mechanisms"].is_null()) {
+        try {
+          v.runtime_mechanisms = mechanisms_from_json(ti["runtime_mechanisms"]);
+        } catch (...) {
+          detail::rethrow_in_field("runtime_mechanisms");
+        }
+      }
+    } catch (...) {
+      detail::rethrow_in_field("target_instruction");
+    }
+  }
+  read_field(j, "speedup", v.speedup);
+  read_field(j, "candidate_us", v.candidate_us);
+  read_field(j, "baseline_us", v.baseline_us);
+  read_field(j, "baseline", v.baseline_name);
+  read_field(j, "seed", v.seed);
+  read_field(j, "started_at", v.started_at);
+  read_field(j, "wall_seconds", v.wall_seconds);
+  read_field(j, "stages", v.stages);
+  if (j.contains("environment") && !j["environment"].is_null() && !j["environment"].empty())
+    read_field(j, "environment", v.environment);
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    bool own = false;
+    for (const char* k : kOwnKeys) own = own || it.key() == k;
+    if (!own) v.extra[it.key()] = it.value();
+  }
+}
+
+}  // namespace
 
 std::string target_instruction_rule(const std::string& arch) {
   if (arch.rfind("sm_100", 0) == 0) return "PASSED and C_Gen5 executed (tcgen05.mma + tcgen05.ld)";
@@ -14,14 +88,40 @@ bool target_instruction_met(const std::string& arch, const Mechanisms& m) {
   return m.c_gen4 || m.d_tma;
 }
 
-std::string utc_now_iso8601() {
-  std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
+void to_json(ordered_json& j, const StageSections& s) {
+  j = ordered_json::object();
+  write_optional(j, "compile", s.compile);
+  write_optional(j, "static_sass", s.static_sass);
+  write_optional(j, "sanitize", s.sanitize);
+  write_optional(j, "correctness", s.correctness);
+  write_optional(j, "runtime_sass", s.runtime_sass);
+  write_optional(j, "timing", s.timing);
+  write_optional(j, "runner_output", s.runner_output);
 }
+
+void from_json(const ordered_json& j, StageSections& s) {
+  require_json_object(j);
+  read_field(j, "compile", s.compile);
+  read_field(j, "static_sass", s.static_sass);
+  read_field(j, "sanitize", s.sanitize);
+  read_field(j, "correctness", s.correctness);
+  read_field(j, "runtime_sass", s.runtime_sass);
+  read_field(j, "timing", s.timing);
+  read_field(j, "runner_output", s.runner_output);
+}
+
+std::vector<StageTiming> stage_timings(const StageSections& s) {
+  std::vector<StageTiming> out;
+  add_timing(out, "compile", s.compile);
+  add_timing(out, "static_sass", s.static_sass);
+  add_timing(out, "sanitize", s.sanitize);
+  add_timing(out, "correctness", s.correctness);
+  add_timing(out, "runtime_sass", s.runtime_sass);
+  add_timing(out, "timing", s.timing);
+  return out;
+}
+
+std::string Verdict::rule() const { return target_rule.empty() ? target_instruction_rule(arch) : target_rule; }
 
 ordered_json Verdict::to_json() const {
   ordered_json j;
@@ -32,19 +132,30 @@ ordered_json Verdict::to_json() const {
   j["definition"] = definition;
   j["workload"] = {{"uuid", workload_uuid}, {"label", workload_label}};
   j["arch"] = arch;
-  ordered_json ti = {{"rule", target_instruction_rule(arch)}, {"correct", target_instruction_correct}};
+  ordered_json ti = {{"rule", rule()}, {"correct", target_instruction_correct}};
   if (runtime_mechanisms) ti["runtime_mechanisms"] = ptxbench::to_json(*runtime_mechanisms);
   j["target_instruction"] = ti;
-  j["speedup"] = speedup ? ordered_json(*speedup) : ordered_json(nullptr);
-  j["candidate_us"] = candidate_us ? ordered_json(*candidate_us) : ordered_json(nullptr);
-  j["baseline_us"] = baseline_us ? ordered_json(*baseline_us) : ordered_json(nullptr);
+  j["speedup"] = value_or_null(speedup);
+  j["candidate_us"] = value_or_null(candidate_us);
+  j["baseline_us"] = value_or_null(baseline_us);
   j["baseline"] = baseline_name;
   j["seed"] = seed;
   j["started_at"] = started_at;
   j["wall_seconds"] = wall_seconds;
   j["stages"] = stages;
-  j["environment"] = environment;
+  j["environment"] = environment ? ordered_json(*environment) : ordered_json::object();
+  for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
   return j;
+}
+
+Verdict Verdict::from_json(const ordered_json& j) {
+  Verdict v;
+  try {
+    read_verdict(j, v);
+  } catch (const JsonFieldError& e) {
+    throw InputError("verdict", (e.path().empty() ? "(top level)" : e.path()) + ": " + e.reason());
+  }
+  return v;
 }
 
 }  // namespace ptxbench

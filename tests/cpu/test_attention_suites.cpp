@@ -46,9 +46,9 @@ TEST(AttentionSuites, LoadNameTheirDefinitionsAndHaveGoodAndWrongCases) {
     for (const auto& c : s.cases) {
       EXPECT_NE(c.source.find("ptxbench_abi.h"), std::string::npos) << c.name;
       EXPECT_NE(c.source.find("PTXB_EXPORT int ptxb_run("), std::string::npos) << c.name;
-      passed += c.expect.status == "PASSED";
-      wrong += c.expect.status == "INCORRECT_NUMERICAL";
-      if (c.expect.status == "PASSED") {  // CUDA-core kernels: no mechanism may be claimed
+      passed += c.expect.status == Status::PASSED;
+      wrong += c.expect.status == Status::INCORRECT_NUMERICAL;
+      if (c.expect.status == Status::PASSED) {  // CUDA-core kernels: no mechanism may be claimed
         EXPECT_EQ(c.expect.static_hgmma, std::optional<bool>(false)) << c.name;
         EXPECT_EQ(c.expect.c_gen4, std::optional<bool>(false)) << c.name;
         EXPECT_EQ(c.expect.d_tma, std::optional<bool>(false)) << c.name;

@@ -32,7 +32,7 @@ TEST(CandidateSuite, GemmFixturesLoadAndVariantsAreSelfContained) {
   ASSERT_GE(s.cases.size(), 12u);
   for (const auto& c : s.cases) {
     EXPECT_NE(c.source.find("ptxbench_abi.h"), std::string::npos) << c.name;
-    EXPECT_FALSE(c.expect.status.empty()) << c.name;
+    EXPECT_FALSE(to_string(c.expect.status).empty()) << c.name;
   }
   auto find = [&](const std::string& n) -> const SuiteCase& {
     for (const auto& c : s.cases)
@@ -63,19 +63,30 @@ TEST(CandidateSuite, MalformedSuitesNameTheCaseAndField) {
 }
 
 TEST(CandidateSuite, ExpectationMismatchesAreSpecific) {
-  SuiteExpectation want{"PASSED", true, true, false};
-  ordered_json v = {{"status", "PASSED"},
-                    {"target_instruction", {{"runtime_mechanisms", {{"c_gen4", true}, {"d_tma", false}}}}},
-                    {"stages", {{"static_sass", {{"available", true}, {"gmma", 4}}}}}};
+  SuiteExpectation want{Status::PASSED, true, true, false};
+  Verdict v;
+  v.status = Status::PASSED;
+  v.runtime_mechanisms = Mechanisms{true, false, false, false};
+  StaticSassSection& s = v.stages.static_sass.emplace();
+  s.available = true;
+  s.counts.gmma = 4;
   EXPECT_TRUE(expectation_mismatches(want, v).empty());
-  v["target_instruction"]["runtime_mechanisms"]["c_gen4"] = false;
+  v.runtime_mechanisms->c_gen4 = false;
   auto m = expectation_mismatches(want, v);
   ASSERT_EQ(m.size(), 1u);
   EXPECT_NE(m[0].find("C_Gen4 (wgmma) not executed"), std::string::npos);
-  v["status"] = "TIMEOUT";
+  v.status = Status::TIMEOUT;
   EXPECT_NE(expectation_mismatches(want, v)[0].find("status TIMEOUT, expected PASSED"), std::string::npos);
-  v["stages"]["static_sass"]["gmma"] = 0;
+  s.counts.gmma = 0;
   EXPECT_EQ(expectation_mismatches(want, v).size(), 2u);
+  v.status = Status::PASSED;
+  v.runtime_mechanisms.reset();
+  EXPECT_NE(expectation_mismatches(want, v)[1].find("C_Gen4 (wgmma) not measured"), std::string::npos);
+}
+
+TEST(CandidateSuite, UnknownExpectedStatusIsRefusedWithTheKnownOnes) {
+  std::string e = load_error(R"({"definition": "d", "cases": [{"name": "v", "file": "base.cu", "expect": {"status": "PASS"}}]})");
+  EXPECT_NE(e.find("cases[0].expect.status: unknown verdict status 'PASS' (expected PASSED, COMPILE_ERROR"), std::string::npos) << e;
 }
 
 // The verdicts the compile stage alone decides, checked here without a GPU.
@@ -88,9 +99,9 @@ TEST(CandidateSuite, CompileStageVerdictsOfTheGemmFixtures) {
   for (const auto& c : s.cases) {
     CompileResult r = compiler.compile(c.source);
     SCOPED_TRACE(c.name + ": " + r.message);
-    if (c.expect.status == "COMPILE_ERROR") EXPECT_EQ(r.status, CompileStatus::compile_error);
-    else if (c.expect.status == "BANNED_API") EXPECT_EQ(r.status, CompileStatus::banned_api);
-    else if (c.expect.status == "ABI_ERROR") EXPECT_EQ(r.status, CompileStatus::abi_error);
+    if (c.expect.status == Status::COMPILE_ERROR) EXPECT_EQ(r.status, CompileStatus::compile_error);
+    else if (c.expect.status == Status::BANNED_API) EXPECT_EQ(r.status, CompileStatus::banned_api);
+    else if (c.expect.status == Status::ABI_ERROR) EXPECT_EQ(r.status, CompileStatus::abi_error);
     else EXPECT_EQ(r.status, CompileStatus::ok);
     if (c.name == "wgmma_tma_gemm") {
       EXPECT_EQ(r.ptx.count("wgmma.mma_async"), 4);

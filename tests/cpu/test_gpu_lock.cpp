@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "common/fs.h"
-#include "worker/gpu_lock.h"
+#include "evaluator/gpu_lock.h"
 
 using namespace ptxbench;
 

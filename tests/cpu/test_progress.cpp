@@ -5,6 +5,7 @@
 #include <string>
 
 #include "agent/progress.h"
+#include "common/error.h"
 
 using namespace ptxbench;
 
@@ -22,11 +23,11 @@ std::string contents(std::FILE* f) {
 TEST(ProgressDisplay, PlainLinesNameTheTrajectoryTurnVerdictAndTotals) {
   std::FILE* f = std::tmpfile();
   ProgressDisplay p({{1, "gemm/contract#0"}, {2, "gemm/params#0"}}, false, f);
-  p.on_event({1, 1, "model", "", 0});
-  p.on_event({1, 1, "answered", "stop", 1500});
-  p.on_event({1, 1, "extract", "EXTRACTION_ERROR", 0});
-  p.on_event({2, 1, "verdict", "PASSED", 0});
-  p.on_event({2, 1, "done", "PASSED with speedup 1.3 >= target 1.2", 0});
+  p.on_event({1, 1, TurnPhase::model, "", 0});
+  p.on_event({1, 1, TurnPhase::answered, "stop", 1500});
+  p.on_event({1, 1, TurnPhase::extract, "EXTRACTION_ERROR", 0});
+  p.on_event({2, 1, TurnPhase::verdict, "PASSED", 0});
+  p.on_event({2, 1, TurnPhase::done, "PASSED with speedup 1.3 >= target 1.2", 0});
   p.finish();
   std::string out = contents(f);
   std::fclose(f);
@@ -37,11 +38,24 @@ TEST(ProgressDisplay, PlainLinesNameTheTrajectoryTurnVerdictAndTotals) {
   EXPECT_NE(out.find("trajectories 1/2 done, 2 turns evaluated, 1 PASSED, 1500 tokens"), std::string::npos) << out;
 }
 
+TEST(ProgressDisplay, PhasesHaveNamesAndBadNamesAreRefused) {
+  EXPECT_EQ(to_string(TurnPhase::evaluate), "evaluate");
+  EXPECT_EQ(parse_turn_phase("verdict"), TurnPhase::verdict);
+  try {
+    (void)parse_turn_phase("judging");
+    ADD_FAILURE() << "accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("unknown turn phase 'judging' (expected model, answered, extract, evaluate, verdict, done or failed)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(ProgressDisplay, TerminalRedrawsOneLinePerTrajectoryInFlight) {
   std::FILE* f = std::tmpfile();
   ProgressDisplay p({{1, "fwd/contract#0"}, {2, "bwd/contract#0"}}, true, f);
-  p.on_event({1, 2, "evaluate", "", 0});
-  p.on_event({2, 1, "done", "turn budget", 0});  // forces a redraw
+  p.on_event({1, 2, TurnPhase::evaluate, "", 0});
+  p.on_event({2, 1, TurnPhase::done, "turn budget", 0});  // forces a redraw
   p.finish();
   std::string out = contents(f);
   std::fclose(f);

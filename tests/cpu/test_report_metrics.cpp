@@ -183,10 +183,12 @@ TEST(ReportMetrics, StatusesMapToThePaperLabels) {
   EXPECT_EQ(label_for("INFRA_ERROR"), TurnLabel::infra_error);
   EXPECT_EQ(label_for("SERVICE_TIMEOUT"), TurnLabel::service_timeout);
   EXPECT_EQ(label_for("TIMEOUT"), TurnLabel::kernel_timeout);
-  ordered_json sanitize = {{"status", "TIMEOUT"}, {"stages", {{"sanitize", {{"runs", {{{"timed_out", true}}}}}}}}};
+  Verdict sanitize = Verdict::from_json(
+      {{"status", "TIMEOUT"}, {"stages", {{"sanitize", {{"runs", {{{"timed_out", true}}}}}}}}});
   EXPECT_EQ(label_for("TIMEOUT", &sanitize), TurnLabel::sanitize_timeout);
-  ordered_json call = {{"status", "TIMEOUT"}, {"message", "a call did not finish within 10 s; the runner was killed"},
-                       {"stages", {{"sanitize", {{"runs", {{{"timed_out", false}}}}, {"passed", true}}}}}};
+  Verdict call = Verdict::from_json({{"status", "TIMEOUT"},
+                                     {"message", "a call did not finish within 10 s; the runner was killed"},
+                                     {"stages", {{"sanitize", {{"runs", {{{"timed_out", false}}}}, {"passed", true}}}}}});
   EXPECT_EQ(label_for("TIMEOUT", &call), TurnLabel::kernel_timeout);
   for (auto l : kAllLabels) EXPECT_FALSE(label_name(l).empty());
   // Every mapping row names a label that exists.

@@ -294,7 +294,7 @@ TEST_F(RunStoreTest, FullTrajectoryRoundTrip) {
   EXPECT_EQ(turns[2].status, "COMPILE_ERROR");
   EXPECT_FALSE(turns[2].correct);
   EXPECT_EQ(*turns[2].task_id, task_for(traj, 3));
-  EXPECT_EQ((*turns[2].verdict)["status"], "COMPILE_ERROR");
+  EXPECT_EQ(turns[2].verdict->status, Status::COMPILE_ERROR);
   EXPECT_TRUE(turns[3].target_instruction);
   EXPECT_EQ(turns[3].candidate_sha256->size(), 64u);
   EXPECT_EQ(store.candidate_source(*turns[3].candidate_sha256), kernel_text(traj, 4));

@@ -22,6 +22,7 @@
 #include "service/local_service.h"
 #include "service/service_client.h"
 #include "suite/suite_load.h"
+#include "verdict/status.h"
 
 using namespace ptxbench;
 
@@ -42,10 +43,23 @@ class ServiceProcess {
   /// kill -9 of the service process alone, as a crash would do.
   void crash() { m_service->crash(); }
   [[nodiscard]] const std::string& url() const { return m_service->url(); }
+  /// The log of the service and its workers so far.
+  [[nodiscard]] std::string log() const { return m_service->log(); }
 
  private:
   std::unique_ptr<LocalService> m_service;
 };
+
+/// Whether the service's log shows `fragment` within `timeout_s`: a line is written just after
+/// the event it tells of, and the test reads the log through a pipe.
+bool log_shows(const ServiceProcess& service, const std::string& fragment, double timeout_s = 10) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    if (service.log().find(fragment) != std::string::npos) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
 
 ordered_json submission(const std::string& source) {
   return {{"definition", "gemm_n7168_k5120"}, {"source", source}};
@@ -70,7 +84,7 @@ LoadCase fake_case(const std::string& name, const std::string& source, const std
   c.definition = "gemm_n7168_k5120";
   c.c.name = name;
   c.c.source = source;
-  c.c.expect.status = expected;
+  c.c.expect.status = status_from_name(expected);
   return c;
 }
 
@@ -155,6 +169,13 @@ TEST_F(ServiceTest, AcceptedTasksSurviveAKillOfTheService) {
     if (t["attempts"].get<int>() > 1) ++rerun;
   }
   EXPECT_LE(rerun, 2) << "only the tasks running at the kill may run again";
+  // The counters live in the queue: the restarted service counts the first one's verdicts too.
+  std::string metrics = client.request("GET", "/metrics").body;
+  EXPECT_NE(metrics.find("ptxbench_evaluations_total{status=\"PASSED\"} 12\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("ptxbench_evaluation_seconds_count 12\n"), std::string::npos) << metrics;
+  if (rerun > 0) {
+    EXPECT_TRUE(log_shows(again, "re-queued")) << "the restart's re-queues are logged: " << again.log();
+  }
 }
 
 TEST_F(ServiceTest, CrashingWorkersAreRestartedAndAPoisonTaskIsGivenUp) {
@@ -176,6 +197,16 @@ TEST_F(ServiceTest, CrashingWorkersAreRestartedAndAPoisonTaskIsGivenUp) {
   int restarts = 0;
   for (const auto& g : health["gpus"]) restarts += g["restarts"].get<int>();
   EXPECT_GE(restarts, 4) << health.dump();
+  // Serve and its workers log to one stream: the crashes, restarts and re-queues are all there.
+  EXPECT_TRUE(log_shows(service, "Z warning [serve] worker gpu")) << service.log();
+  EXPECT_TRUE(log_shows(service, "task(s) taken back (re-queued, or given up after 3 attempts); restart in")) << service.log();
+  EXPECT_TRUE(log_shows(service, "Z info [serve] worker gpu")) << service.log();
+  EXPECT_TRUE(log_shows(service, " restarted (pid ")) << service.log();
+  EXPECT_TRUE(log_shows(service, "task " + infra + " attempt 1/3: INFRA_ERROR")) << service.log();
+  EXPECT_TRUE(log_shows(service, "task " + infra + " attempt 3/3: INFRA_ERROR")) << service.log();
+  EXPECT_TRUE(log_shows(service, "given up; worker gpu")) << service.log();
+  EXPECT_TRUE(log_shows(service, "Z info [gpu0] GPU 0 healthy")) << "the workers' lines reach serve's stderr: " << service.log();
+  EXPECT_TRUE(log_shows(service, R"(submission {"outcome":"accepted","status":202)")) << service.log();
 }
 
 TEST_F(ServiceTest, EvalCommandWorksThroughTheService) {
@@ -218,9 +249,38 @@ TEST_F(ServiceTest, AnUnhealthyGpuAfterAKillRequeuesTheTaskAndASickGpuIsExcluded
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
   EXPECT_EQ(gpus[1]["state"], "excluded") << gpus.dump();
+  EXPECT_TRUE(log_shows(service, "GPU 1 excluded after 5 failures")) << service.log();
+  EXPECT_TRUE(log_shows(service, "Z error [gpu1] GPU 1 unhealthy: ")) << service.log();
+  EXPECT_TRUE(log_shows(service, "Z error [gpu0] task " + broke["id"].get<std::string>() +
+                                     " attempt 1/3: GPU 0 unhealthy after its TIMEOUT verdict; re-queued"))
+      << service.log();
   EXPECT_EQ(gpus[1]["last_check"]["state"], "unhealthy");
   EXPECT_EQ(gpus[0]["last_check"]["state"], "healthy");
   EXPECT_EQ(gpus[0]["last_check"]["detail"]["calibration_us"], 100.0);
+}
+
+// --log-level reaches serve and its workers; an unknown level is refused with the choices.
+TEST_F(ServiceTest, TheLogLevelGoesToTheWorkersAndAnUnknownOneIsRefused) {
+  ProcessSpec spec;
+  spec.argv = {ptxbench_binary().string(), "serve", "--fake-gpus", "1", "--db", db().string(), "--log-level", "loud"};
+  ProcessResult bad = run_process(spec, 30);
+  EXPECT_FALSE(bad.status.success());
+  EXPECT_NE(bad.err.text.find("loud"), std::string::npos) << bad.err.text;
+  EXPECT_NE(bad.err.text.find("trace"), std::string::npos) << "the choices are named: " << bad.err.text;
+
+  std::string id;
+  {
+    ServiceProcess verbose(db(), 1, 3, {"--log-level", "debug"});
+    ServiceClient client(verbose.url());
+    id = client.submit(submission("// PTXB_FAKE_SECONDS=0.01 verbose"));
+    EXPECT_EQ(client.wait_done(id, 30)["status"], "PASSED");
+    EXPECT_TRUE(log_shows(verbose, "Z debug [gpu0] task " + id + " done: PASSED")) << verbose.log();
+  }
+  ServiceProcess quiet(db(), 1, 3, {"--log-level", "warn"});
+  ServiceClient client(quiet.url());
+  EXPECT_EQ(client.wait_done(client.submit(submission("// PTXB_FAKE_SECONDS=0.01 quiet")), 30)["status"], "PASSED");
+  EXPECT_EQ(quiet.log().find("Z info "), std::string::npos) << quiet.log();
+  EXPECT_EQ(quiet.log().find("Z debug "), std::string::npos) << quiet.log();
 }
 
 TEST_F(ServiceTest, ResentSubmissionsWithAnIdempotencyKeyMakeNoTwin) {

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "worker/state_budget.h"
+#include "evaluator/state_budget.h"
 
 using namespace ptxbench;
 

@@ -7,7 +7,8 @@
 #include <thread>
 
 #include "common/fs.h"
-#include "service/sqlite_db.h"
+#include "common/sqlite_db.h"
+#include "service/service_metrics.h"
 #include "service/task_queue.h"
 
 using namespace ptxbench;
@@ -201,4 +202,96 @@ TEST_F(QueueTest, AVersionTwoQueueIsMigrated) {
   EXPECT_EQ(q.recover_worker("gpu1.0", "killed", 3), 1);
   TaskQueue reopened(path());
   EXPECT_EQ(reopened.get("old")->state, TaskState::queued);
+}
+
+// A queue of schema 3 (sessions 3 to 5) opens as schema 4: its tasks keep their place and gain
+// empty client fields, new tasks store who submitted them, and the counters start from the
+// finished tasks it held.
+TEST_F(QueueTest, AVersionThreeQueueIsMigrated) {
+  {
+    SqliteDb db(path());
+    db.exec(R"(CREATE TABLE tasks (
+      id TEXT PRIMARY KEY, state TEXT NOT NULL, request TEXT NOT NULL, verdict TEXT, status TEXT NOT NULL DEFAULT '',
+      attempts INTEGER NOT NULL DEFAULT 0, worker TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT '',
+      created_at REAL NOT NULL, started_at REAL NOT NULL DEFAULT 0, finished_at REAL NOT NULL DEFAULT 0,
+      lease_until REAL NOT NULL DEFAULT 0, seq INTEGER NOT NULL, client_key TEXT,
+      device INTEGER NOT NULL DEFAULT -1, avoid_device INTEGER, requeued_at REAL NOT NULL DEFAULT 0))");
+    db.exec("CREATE INDEX tasks_by_state ON tasks(state, seq)");
+    db.exec("CREATE UNIQUE INDEX tasks_by_client_key ON tasks(client_key) WHERE client_key IS NOT NULL");
+    db.exec("CREATE TABLE gpu_health (device INTEGER PRIMARY KEY, state TEXT NOT NULL, detail TEXT NOT NULL, updated_at REAL NOT NULL)");
+    db.exec("CREATE TABLE calibration (key TEXT PRIMARY KEY, canary_us REAL NOT NULL, created_at REAL NOT NULL)");
+    db.exec(R"(INSERT INTO tasks (id, state, request, created_at, seq, client_key) VALUES ('waiting', 'queued', '{"n": 7}', 1.0, 1, 'k7'))");
+    db.exec(R"(INSERT INTO tasks (id, state, request, verdict, status, attempts, created_at, started_at, finished_at, seq)
+               VALUES ('finished', 'done', '{"n": 8}', '{"status": "PASSED"}', 'PASSED', 1, 1.0, 2.0, 5.0, 2))");
+    db.exec("INSERT INTO calibration VALUES ('H200 0000:01:00.0', 812.5, 1.0)");
+    db.exec("PRAGMA user_version = 3");
+  }
+  TaskQueue q(path());
+  {
+    SqliteDb raw(path());
+    auto v = raw.prepare("PRAGMA user_version");
+    ASSERT_TRUE(v.step());
+    EXPECT_EQ(v.integer(0), 4);
+  }
+  EXPECT_EQ(q.calibration("H200 0000:01:00.0"), 812.5);
+  auto old = q.get("waiting");
+  ASSERT_TRUE(old.has_value());
+  EXPECT_EQ(old->client, "");
+  EXPECT_EQ(old->peer, "");
+  EXPECT_EQ(q.enqueue_once(ordered_json{{"n", 7}}, "k7").id, "waiting") << "idempotency keys still hold";
+  QueueCounters c = q.counters();
+  EXPECT_EQ(c.evaluations["PASSED"], 1) << "seeded from the finished task";
+  EXPECT_DOUBLE_EQ(c.seconds_sum, 3.0);
+  EXPECT_EQ(c.seconds_buckets[4], 1) << "3 s falls in the (2, 5] bucket";
+
+  Enqueued fresh = q.enqueue_once(request(9), "", Submitter{"alice", "10.0.0.5:41234"});
+  ASSERT_TRUE(fresh.created());
+  auto t = q.get(fresh.id);
+  EXPECT_EQ(t->client, "alice");
+  EXPECT_EQ(t->peer, "10.0.0.5:41234");
+  auto first = q.claim("w", 60);
+  ASSERT_TRUE(first.has_value());
+  EXPECT_EQ(first->task.id, "waiting") << "the migrated task keeps its place";
+  TaskQueue reopened(path());
+  EXPECT_EQ(reopened.counters().evaluations["PASSED"], 1) << "reopening does not seed again";
+}
+
+// The counters behind /metrics only grow: expiring finished tasks (retention) and reopening the
+// queue (a service restart) leave them as they were.
+TEST_F(QueueTest, CountersSurviveRetentionAndRestarts) {
+  {
+    TaskQueue q(path());
+    for (int i = 0; i < 4; ++i) q.enqueue(request(i));
+    ASSERT_TRUE(q.complete(*q.claim("w", 60), {{"status", "PASSED"}}));
+    ASSERT_TRUE(q.complete(*q.claim("w", 60), {{"status", "INCORRECT_NUMERICAL"}}));
+    auto infra = q.claim("w", 60);
+    EXPECT_TRUE(q.requeue(*infra, "GPU unhealthy", 3, {{"status", "INFRA_ERROR"}}));
+    ASSERT_TRUE(q.claim("gpu0", 60).has_value());
+    EXPECT_EQ(q.recover_worker("gpu0", "worker gpu0 killed", 1), 1) << "given up: its one attempt was used";
+    EXPECT_EQ(q.recover_all_running("restart"), 0);
+    EXPECT_EQ(q.expire_finished(-1), 3);
+    EXPECT_EQ(q.state_counts()["done"], 0);
+  }
+  TaskQueue q(path());
+  QueueCounters c = q.counters();
+  EXPECT_EQ(c.evaluations["PASSED"], 1);
+  EXPECT_EQ(c.evaluations["INCORRECT_NUMERICAL"], 1);
+  EXPECT_EQ(c.evaluations["INFRA_ERROR"], 1);
+  EXPECT_EQ(c.requeues["infra_error"], 1);
+  int64_t counted = 0;
+  for (int64_t n : c.seconds_buckets) counted += n;
+  EXPECT_EQ(counted, 3);
+  auto stale = q.claim("w", 60);
+  ASSERT_TRUE(stale.has_value());
+  EXPECT_TRUE(q.complete(*stale, {{"status", "PASSED"}}));
+  EXPECT_FALSE(q.complete(*stale, {{"status", "PASSED"}})) << "a refused completion";
+  EXPECT_EQ(q.counters().evaluations["PASSED"], 2) << "counted once";
+  std::string m = render_metrics(q, ordered_json::array());
+  EXPECT_NE(m.find("ptxbench_evaluations_total{status=\"PASSED\"} 2\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("ptxbench_evaluations_total{status=\"INFRA_ERROR\"} 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("ptxbench_evaluation_seconds_bucket{le=\"+Inf\"} 4\nptxbench_evaluation_seconds_sum "), std::string::npos) << m;
+  EXPECT_NE(m.find("ptxbench_evaluation_seconds_count 4\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("ptxbench_requeues_total{cause=\"infra_error\"} 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("ptxbench_build_info{version=\"" + build_version() + "\",commit=\""), std::string::npos) << m;
+  EXPECT_NE(build_commit(), "") << m;
 }

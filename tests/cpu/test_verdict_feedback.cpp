@@ -15,10 +15,14 @@ Verdict base(Status s) {
   v.workload_uuid = "gemm_n7168_k5120-m8192";
   v.workload_label = "M=8192";
   v.arch = "sm_90a";
-  v.stages["compile"] = {{"status", "ok"},
-                         {"ptxas", {{"kernels", {{{"name", "_Z1kv"}, {"registers", 168}, {"smem_bytes", 1024}}}},
-                                    {"warnings", ordered_json::array()}}}};
+  CompileSection& c = v.stages.compile.emplace();
+  c.status = CompileStatus::ok;
+  c.build.emplace().ptxas.kernels.push_back({"_Z1kv", 168, 0, 1024, 0, 0, 0});
   return v;
+}
+
+ordered_json load(const std::string& name) {
+  return ordered_json::parse(read_file(std::string(PTXBENCH_TEST_DATA) + "/data/" + name));
 }
 }  // namespace
 
@@ -50,8 +54,10 @@ TEST(Verdict, TargetInstructionRules) {
 TEST(Feedback, CompileErrorShowsTheLog) {
   Verdict v = base(Status::COMPILE_ERROR);
   v.message = "the candidate did not compile";
-  v.stages["compile"] = {{"status", "compile_error"}, {"log", "candidate.cu(12): error: identifier \"x\" is undefined"}};
-  std::string text = render_feedback(v.to_json());
+  CompileSection& c = v.stages.compile.emplace();
+  c.status = CompileStatus::compile_error;
+  c.build.emplace().log = "candidate.cu(12): error: identifier \"x\" is undefined";
+  std::string text = render_feedback(v);
   EXPECT_NE(text.find("Verdict: COMPILE_ERROR (gemm_n7168_k5120, workload M=8192, sm_90a)"), std::string::npos);
   EXPECT_NE(text.find("identifier \"x\" is undefined"), std::string::npos);
 }
@@ -59,21 +65,25 @@ TEST(Feedback, CompileErrorShowsTheLog) {
 TEST(Feedback, NumericalErrorNamesTrialTensorAndIndices) {
   Verdict v = base(Status::INCORRECT_NUMERICAL);
   v.message = "output C differs";
-  v.stages["correctness"] = {
-      {"trials_planned", 3},
-      {"trials",
-       {{{"trial", 1}, {"phase", "correctness"}, {"passed", true}, {"tensors", ordered_json::array()}},
-        {{"trial", 2},
-         {"phase", "correctness"},
-         {"passed", false},
-         {"tensors",
-          {{{"name", "C"}, {"passed", false}, {"elements", 100}, {"mismatches", 7}, {"non_finite", 1},
-            {"max_abs_error", 3.5}, {"max_rel_error", 0.75},
-            {"first_mismatches", {{{"index", {0, 3}}, {"got", "nan"}, {"expected", 1.25}}}}}}}}}}};
-  std::string text = render_feedback(v.to_json());
+  CorrectnessSection& c = v.stages.correctness.emplace();
+  c.trials_planned = 3;
+  c.trials.push_back({1, TrialPhase::correctness, 11, true, std::vector<TensorComparison>{}, std::nullopt});
+  TensorComparison t{"C", 100, 7, 1, 3.5, 0.75, {{{0, 3}, std::numeric_limits<double>::quiet_NaN(), 1.25}}, false};
+  c.trials.push_back({2, TrialPhase::correctness, 12, false, std::vector<TensorComparison>{t}, std::nullopt});
+  std::string text = render_feedback(v);
   EXPECT_NE(text.find("trial 2 of 3 (correctness) failed"), std::string::npos);
   EXPECT_NE(text.find("C: 7 of 100 elements mismatched (1 NaN/Inf)"), std::string::npos);
   EXPECT_NE(text.find("C[0, 3] = nan (expected 1.25)"), std::string::npos);
+}
+
+// A call that failed has no tensors to compare: the feedback names the error alone.
+TEST(Feedback, FailedCallNamesItsError) {
+  Verdict v = base(Status::RUNTIME_ERROR);
+  CorrectnessSection& c = v.stages.correctness.emplace();
+  c.trials_planned = 3;
+  c.trials.push_back({1, TrialPhase::correctness, 11, false, std::nullopt, "cudaErrorIllegalAddress"});
+  EXPECT_NE(render_feedback(v).find("Correctness: trial 1 of 3 (correctness) failed: cudaErrorIllegalAddress.\n"),
+            std::string::npos);
 }
 
 TEST(Feedback, PassedShowsMechanismsAndSpeedup) {
@@ -81,14 +91,21 @@ TEST(Feedback, PassedShowsMechanismsAndSpeedup) {
   v.baseline_name = "cuBLASLt";
   v.target_instruction_correct = true;
   v.runtime_mechanisms = Mechanisms{true, true, false, false};
-  v.stages["runtime_sass"] = {{"available", true}, {"gmma", 1000}, {"tma", 20}, {"tcgen05", 0},
-                              {"mechanisms", to_json(*v.runtime_mechanisms)}};
-  v.stages["timing"] = {{"policy", {{"trials", 3}, {"timed_calls", 50}, {"warmup_calls", 10}}},
-                        {"candidate", {{"mean_us", 812.5}, {"spread", 0.004}}},
-                        {"baseline", {{"mean_us", 750.0}, {"spread", 0.01}}},
-                        {"speedup", 0.923},
-                        {"speedup_spread", 0.008}};
-  std::string text = render_feedback(v.to_json());
+  RuntimeSassSection& r = v.stages.runtime_sass.emplace();
+  r.available = true;
+  r.counts.gmma = 1000;
+  r.counts.tma = 20;
+  r.mechanisms = *v.runtime_mechanisms;
+  TimingSection& t = v.stages.timing.emplace();
+  t.policy = TimingPolicyRecord{10, 50, 3, 1, 2.0, true, "", "", ""};
+  TimingResult& result = t.result.emplace();
+  result.candidate.mean_us = 812.5;
+  result.candidate.spread = 0.004;
+  result.baseline.mean_us = 750.0;
+  result.baseline.spread = 0.01;
+  result.speedup = 0.923;
+  result.speedup_spread = 0.008;
+  std::string text = render_feedback(v);
   EXPECT_NE(text.find("C_Gen4 (wgmma) yes, D_TMA (bulk tensor copy) yes"), std::string::npos);
   EXPECT_NE(text.find("Target-instruction correct: yes"), std::string::npos);
   EXPECT_NE(text.find("your kernel 812.5 us"), std::string::npos);
@@ -98,24 +115,33 @@ TEST(Feedback, PassedShowsMechanismsAndSpeedup) {
 TEST(Feedback, LongOutputIsCut) {
   Verdict v = base(Status::RUNTIME_ERROR);
   v.message = std::string(20000, 'x');
-  std::string text = render_feedback(v.to_json(), 3000);
+  std::string text = render_feedback(v, 3000);
   EXPECT_LT(text.size(), 3200u);
   EXPECT_NE(text.find("more characters cut"), std::string::npos);
 }
 
-// Verdicts recorded on the H200 (results/h200.md) re-render offline from their JSON alone.
-TEST(Feedback, RecordedH200VerdictsRender) {
-  auto load = [](const char* name) {
-    return ordered_json::parse(read_file(std::string(PTXBENCH_TEST_DATA) + "/data/" + name));
-  };
-  ordered_json passed = load("h200_wgmma_tma_gemm.verdict.json");
-  EXPECT_EQ(passed["schema_version"], kVerdictSchemaVersion);
-  std::string text = render_feedback(passed);
-  EXPECT_NE(text.find("Verdict: PASSED (gemm_n7168_k5120, workload M=8192, sm_90a)"), std::string::npos) << text;
+// A verdict the service gave before any evaluation began has only a status and a message.
+TEST(Feedback, ServiceInfraVerdictRenders) {
+  Verdict v = Verdict::from_json({{"schema", "ptxbench.verdict"},
+                                  {"schema_version", 1},
+                                  {"status", "INFRA_ERROR"},
+                                  {"message", "worker failed: boom"}});
+  EXPECT_EQ(render_feedback(v), "Verdict: INFRA_ERROR\nworker failed: boom\n");
+}
+
+// Verdicts recorded on the H200 (results/h200.md) re-render offline from their JSON alone, to the
+// very text the JSON-reading renderer gave before the verdict was typed.
+TEST(Feedback, RecordedH200VerdictsRenderUnchanged) {
+  for (const char* name : {"h200_wgmma_tma_gemm", "h200_wrong_result"}) {
+    SCOPED_TRACE(name);
+    ordered_json doc = load(std::string(name) + ".verdict.json");
+    EXPECT_EQ(doc["schema_version"], kVerdictSchemaVersion);
+    std::string expected = read_file(std::string(PTXBENCH_TEST_DATA) + "/data/" + name + ".feedback.txt");
+    EXPECT_EQ(render_feedback(Verdict::from_json(doc)), expected);
+  }
+  std::string text = render_feedback(Verdict::from_json(load("h200_wgmma_tma_gemm.verdict.json")));
   EXPECT_NE(text.find("C_Gen4 (wgmma) yes, D_TMA (bulk tensor copy) yes"), std::string::npos) << text;
   EXPECT_NE(text.find("speedup 0.76"), std::string::npos) << text;
-  ordered_json wrong = load("h200_wrong_result.verdict.json");
-  std::string w = render_feedback(wrong);
-  EXPECT_NE(w.find("Verdict: INCORRECT_NUMERICAL"), std::string::npos);
+  std::string w = render_feedback(Verdict::from_json(load("h200_wrong_result.verdict.json")));
   EXPECT_NE(w.find("first mismatches: C["), std::string::npos) << w;
 }

@@ -8,7 +8,7 @@
 #include "definitions/catalog.h"
 #include "gpu_test_support.h"
 #include "suite/candidate_suite.h"
-#include "worker/evaluator.h"
+#include "evaluator/evaluator.h"
 
 using namespace ptxbench;
 using ptxbench::testing::GpuTest;
@@ -37,8 +37,9 @@ const SuiteCase* expect_suite(Evaluator& evaluator, const CandidateSuite& suite,
     Verdict v = evaluator.evaluate_source(suite.definition, workload, c.source);
     keep_verdict(c.name, v);
     ordered_json doc = v.to_json();
-    fmt::print("[fixture] {:<28} {:<20} {}\n", c.name, doc["status"].get<std::string>(), v.message.substr(0, 160));
-    for (const auto& problem : expectation_mismatches(c.expect, doc)) ADD_FAILURE() << problem << ": " << v.message;
+    EXPECT_EQ(Verdict::from_json(doc).to_json(), doc) << "the typed verdict reads back what the evaluator wrote";
+    fmt::print("[fixture] {:<28} {:<20} {}\n", c.name, to_string(v.status), v.message.substr(0, 160));
+    for (const auto& problem : expectation_mismatches(c.expect, v)) ADD_FAILURE() << problem << ": " << v.message;
     if (v.status == Status::PASSED) {
       EXPECT_TRUE(v.runtime_mechanisms.has_value());
       if (v.runtime_mechanisms) {
@@ -84,11 +85,14 @@ TEST_F(FixtureVerdicts, ATimeoutOnASharedGpuIsConfirmedWithTheGpuAlone) {
   Verdict v = evaluator.evaluate_source(suite.definition, "", hang->source);
   keep_verdict("infinite_loop_confirmed_alone", v);
   EXPECT_EQ(v.status, Status::TIMEOUT) << v.message;
-  const ordered_json& sanitize = v.stages["sanitize"];
-  ASSERT_TRUE(sanitize.contains("gpu_alone_after_shared_timeout")) << sanitize.dump(2);
-  EXPECT_NE(sanitize["gpu_alone_after_shared_timeout"]["message"].get<std::string>().find("did not finish"), std::string::npos);
-  EXPECT_EQ(sanitize["gpu_alone_after_shared_timeout"]["stage"]["passed"], false);
-  EXPECT_GE(sanitize["wall_s"].get<double>(), 3.0);  // the second attempt ran to its own limit
+  ASSERT_TRUE(v.stages.sanitize.has_value());
+  const SanitizeSection& sanitize = *v.stages.sanitize;
+  ASSERT_TRUE(sanitize.gpu_alone_after_shared_timeout.has_value()) << v.to_json()["stages"]["sanitize"].dump(2);
+  const auto& first = *sanitize.gpu_alone_after_shared_timeout;
+  EXPECT_NE(first.message.find("did not finish"), std::string::npos);
+  ASSERT_NE(first.stage, nullptr);
+  EXPECT_EQ(first.stage->passed, false);
+  EXPECT_GE(sanitize.wall_s.value_or(0.0), 3.0);  // the second attempt ran to its own limit
 }
 
 // The pack's expert kernels pass with their mechanisms executed (their speed goes to results/).

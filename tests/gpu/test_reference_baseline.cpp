@@ -13,7 +13,7 @@
 #include "gpu/random_fill.h"
 #include "gpu_test_support.h"
 #include "reference/gemm_reference.h"
-#include "worker/workload_state.h"
+#include "evaluator/workload_state.h"
 
 using namespace ptxbench;
 using ptxbench::testing::GpuTest;

@@ -11,7 +11,7 @@
 #include "gpu_test_support.h"
 #include "sass/pc_counts.h"
 #include "suite/candidate_suite.h"
-#include "worker/evaluator.h"
+#include "evaluator/evaluator.h"
 
 using namespace ptxbench;
 using ptxbench::testing::GpuTest;
@@ -24,7 +24,7 @@ EvalOptions counting_only(const std::string& tool) {
   o.sanitize = false;
   o.measure_time = false;
   o.correctness_trials = 1;
-  o.sass_tool = tool;
+  o.sass_tool = parse_sass_tool(tool);
   return o;
 }
 
@@ -53,12 +53,14 @@ TEST_F(RuntimeSassTools, NcuRunsOnlyWhenTheCubinHasMechanismOpcodes) {
   Evaluator ncu(catalog, counting_only("ncu"));
   Verdict simt = ncu.evaluate_source(suite.definition, "", find_case(suite, "simt_tiled_gemm").source);
   ASSERT_EQ(simt.status, Status::PASSED) << simt.message;
-  EXPECT_EQ(simt.stages.at("runtime_sass").at("source").get<std::string>().rfind("static SASS", 0), 0u);
+  ASSERT_TRUE(simt.stages.runtime_sass.has_value());
+  EXPECT_EQ(simt.stages.runtime_sass->source.rfind("static SASS", 0), 0u);
   ASSERT_TRUE(simt.runtime_mechanisms.has_value());
   EXPECT_FALSE(simt.runtime_mechanisms->c_gen4);
   Verdict never = ncu.evaluate_source(suite.definition, "", find_case(suite, "wgmma_never_taken").source);
   ASSERT_EQ(never.status, Status::PASSED) << never.message;
-  EXPECT_EQ(never.stages.at("runtime_sass").at("source").get<std::string>().rfind("ncu", 0), 0u);
+  ASSERT_TRUE(never.stages.runtime_sass.has_value());
+  EXPECT_EQ(never.stages.runtime_sass->source.rfind("ncu", 0), 0u);
   EXPECT_FALSE(never.runtime_mechanisms->c_gen4) << "compiled in, never executed";
 }
 
@@ -84,15 +86,17 @@ TEST_F(RuntimeSassTools, ExperimentalCuptiCountsEqualNcuOrFailSafe) {
     Verdict a = ncu.evaluate_source(k.suite.definition, k.workload, c.source);
     Verdict b = cupti.evaluate_source(k.suite.definition, k.workload, c.source);
     ASSERT_EQ(a.status, Status::PASSED) << a.message;
-    const auto& sa = a.stages.at("runtime_sass");
+    ASSERT_TRUE(a.stages.runtime_sass.has_value());
+    const RuntimeSassSection& sa = *a.stages.runtime_sass;
     fmt::print("[runtime_sass] {:<18} ncu {:.2f} s gmma {} tma {} kernels {} | cupti {} {:.2f} s {}\n", k.name,
-               sa.value("wall_s", 0.0), sa.value("gmma", -1), sa.value("tma", -1), sa.value("kernels_profiled", -1),
-               to_string(b.status), b.stages.contains("runtime_sass") ? b.stages.at("runtime_sass").value("wall_s", 0.0) : 0.0,
+               sa.wall_s.value_or(0.0), sa.counts.gmma, sa.counts.tma, sa.kernels_profiled, to_string(b.status),
+               b.stages.runtime_sass ? b.stages.runtime_sass->wall_s.value_or(0.0) : 0.0,
                b.status == Status::PASSED ? "" : b.message.substr(0, 300));
     if (b.status == Status::INFRA_ERROR) continue;  // fail-safe: never counted against a model
     ASSERT_EQ(b.status, Status::PASSED) << b.message;
-    const auto& sb = b.stages.at("runtime_sass");
-    EXPECT_EQ(sa.at("thread_true_opcodes"), sb.at("thread_true_opcodes"));
-    EXPECT_EQ(sa.at("mechanisms"), sb.at("mechanisms"));
+    ASSERT_TRUE(b.stages.runtime_sass.has_value());
+    const RuntimeSassSection& sb = *b.stages.runtime_sass;
+    EXPECT_EQ(sa.thread_true_opcodes, sb.thread_true_opcodes);
+    EXPECT_EQ(to_json(sa.mechanisms), to_json(sb.mechanisms));
   }
 }

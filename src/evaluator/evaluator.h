@@ -1,0 +1,62 @@
+// The evaluation pipeline of DESIGN §4, in order: compile → static SASS → sanitize → correctness →
+// runtime SASS → timing. Each stage can end the evaluation with its status; the verdict records
+// every stage that ran. The evaluator is the trusted worker: candidate code runs only in
+// sandboxed runner processes that it starts and kills.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "compile/compiler.h"
+#include "evaluator/eval_options.h"
+#include "definitions/catalog.h"
+#include "gpu/activity_recorder.h"
+#include "gpu/l2_flush.h"
+#include "timing/timing_policy.h"
+#include "verdict/correctness.h"
+#include "verdict/verdict.h"
+#include "evaluator/state_budget.h"
+#include "evaluator/workload_state.h"
+
+namespace ptxbench {
+
+class Evaluator {
+ public:
+  Evaluator(const Catalog& catalog, EvalOptions options);
+  ~Evaluator();
+
+  /// Evaluates candidate source for a definition (workload: uuid or "M=8192"; empty = default).
+  /// Throws InputError for an unknown definition or workload; every candidate failure is a verdict.
+  /// `options` replaces the evaluator's defaults for this evaluation (compile options excepted).
+  Verdict evaluate_source(const std::string& definition, const std::string& workload, const std::string& source,
+                          const std::optional<EvalOptions>& options = std::nullopt);
+
+  /// Evaluates a trusted prebuilt library (the A/A self-test): no compile stage, no kernel-origin check.
+  Verdict evaluate_trusted_library(const std::string& definition, const std::string& workload,
+                                   const fs::path& library);
+
+  [[nodiscard]] const EvalOptions& options() const noexcept { return m_options; }
+
+ private:
+  struct Context;
+  /// Resolves the workload (InputError for unknown names) and fills the verdict's header.
+  void begin(Context& c, const std::string& definition, const std::string& workload,
+             const std::optional<EvalOptions>& options) const;
+  Verdict run_stages(Context& c);
+  bool stage_sanitize(Context& c);
+  bool stage_correctness(Context& c);
+  bool stage_runtime_sass(Context& c);
+  bool stage_timing(Context& c);
+  WorkloadState& state_for(const ResolvedWorkload& w);
+  const Catalog& m_catalog;
+  EvalOptions m_options;
+  Compiler m_compiler;
+  std::map<std::string, std::unique_ptr<WorkloadState>> m_states;
+  std::unique_ptr<StateBudget> m_budget;
+  std::unique_ptr<L2Flusher> m_flusher;
+  std::unique_ptr<ActivityRecorder> m_recorder;
+};
+
+}  // namespace ptxbench

@@ -1,0 +1,139 @@
+#include "evaluator/runner_session.h"
+
+#include <algorithm>
+
+#include "common/cuda_tools.h"
+#include "common/error.h"
+#include "sandbox/host_paths.h"
+
+namespace ptxbench {
+
+Enforcement RunnerSandboxOptions::sandbox_enforcement_default() { return sandbox_enforcement_setting(); }
+
+SandboxPolicy runner_sandbox_policy(const fs::path& scratch, const std::vector<fs::path>& readable,
+                                    const RunnerSandboxOptions& options, bool keep_root) {
+  SandboxPolicy p;
+  p.enforcement = options.enforcement;
+  p.read_only = system_paths();
+  p.read_only.push_back("/etc");  // the loader's cache, the tools' user lookups; nothing of ours
+  for (auto dirs : {loaded_library_dirs(), ld_library_path_dirs()})
+    p.read_only.insert(p.read_only.end(), dirs.begin(), dirs.end());
+  p.read_only.push_back(executable_dir().string());
+  // The CUDA toolkit's tools (compute-sanitizer, ncu) and what they load from their own folders.
+  std::string nvcc = find_cuda_tool("nvcc");
+  if (!nvcc.empty()) p.read_only.push_back(fs::path(nvcc).parent_path().parent_path().string());
+  for (const char* tool : {"compute-sanitizer", "ncu"}) {
+    std::string path = find_cuda_tool(tool);
+    std::error_code ec;
+    if (!path.empty()) p.read_only.push_back(fs::canonical(path, ec).parent_path().string());
+  }
+  for (const auto& r : readable) p.read_only.push_back(fs::absolute(r).string());
+  p.writable = {fs::absolute(scratch).string()};
+  p.gpu_devices = true;
+  p.sys = true;  // the driver reads the PCI topology there
+  p.keep_root = keep_root;
+  p.memory_bytes = options.memory_bytes;
+  return p;
+}
+
+ProcessSpec sandboxed_spec(const std::vector<std::string>& argv, const fs::path& scratch, std::size_t output_cap_bytes,
+                           const std::vector<fs::path>& readable, const RunnerSandboxOptions& options, bool keep_root) {
+  ProcessSpec spec;
+  spec.argv = argv;
+  spec.cwd = fs::absolute(scratch).string();
+  spec.setup = std::make_shared<Sandbox>(runner_sandbox_policy(scratch, readable, options, keep_root), spec.cwd);
+  // Tools and the CUDA runtime write caches under $HOME and temp files under $TMPDIR.
+  spec.env_overrides = {"HOME=" + spec.cwd, "TMPDIR=" + spec.cwd, "CUDA_CACHE_DISABLE=1"};
+  spec.limits.core_bytes = 0;
+  spec.limits.open_files = 4096;
+  spec.limits.file_size_bytes = 1ul << 30;
+  spec.output_cap_bytes = output_cap_bytes;
+  spec.die_with_parent = true;
+  return spec;
+}
+
+RunnerSession::RunnerSession(const RunnerLaunch& launch, double startup_timeout_s) {
+  Fd ours, theirs;
+  make_socket_pair(ours, theirs);
+  ProcessSpec spec = sandboxed_spec({launch.runner_path, "serve", "--control-fd", "3", "--device",
+                                     std::to_string(launch.device)},
+                                    launch.scratch, launch.output_cap_bytes, launch.readable, launch.sandbox);
+  m_sandbox = std::static_pointer_cast<Sandbox>(spec.setup);
+  spec.control_fd = theirs.get();
+  m_child = std::make_unique<ChildProcess>(spec);
+  theirs.reset();
+  m_channel = std::make_unique<ControlChannel>(std::move(ours));
+  // The runner's first line says whether it got the device. Nothing of the candidate has run yet,
+  // so any failure here is the host's, not the candidate's.
+  RunnerReply ready;
+  try {
+    ready = runner_reply_from_json(m_channel->receive(startup_timeout_s));
+  } catch (const std::exception& e) {
+    auto exited = m_child->poll_exit();
+    std::string how = exited ? exited->describe() : (m_child->kill_and_wait(), std::string("killed after no answer"));
+    throw EnvironmentError("runner", std::string("the runner did not start: ") + e.what() + "; " + how + "\n" + output());
+  }
+  if (!ready.ok())
+    throw EnvironmentError("runner", "the runner could not use the device: " + ready.failure->error);
+}
+
+RunnerSession::~RunnerSession() { (void)finish(); }
+
+std::string RunnerSession::finish() {
+  if (!m_child) return "";
+  if (!m_child->poll_exit()) {
+    try {
+      m_channel->send(to_json(RunnerRequest{RunnerOp::exit, {}, {}}));
+    } catch (...) {
+    }
+    if (!m_child->wait_for(2.0)) m_child->kill_and_wait();
+  }
+  return output();
+}
+
+void RunnerSession::fail(RunnerFault::Kind kind, const std::string& what) {
+  auto exited = m_child->poll_exit();
+  ExitStatus st = exited ? *exited : m_child->kill_and_wait();
+  std::string how = st.describe();
+  if (m_sandbox->out_of_memory()) {
+    kind = RunnerFault::Kind::out_of_memory;
+    how = "killed for using more than its host-memory limit of " +
+          std::to_string(m_sandbox->cgroup()->limit_bytes() >> 20) + " MiB";
+  }
+  throw RunnerFault(kind, what.empty() ? how : what + " (runner " + how + ")");
+}
+
+RunnerReply RunnerSession::request(const RunnerRequest& request, double timeout_s, const std::vector<int>& fds) {
+  try {
+    m_channel->send(to_json(request), fds);
+    return runner_reply_from_json(m_channel->receive(timeout_s));
+  } catch (const ChannelError& e) {
+    if (e.kind == ChannelFailure::timeout) fail(RunnerFault::Kind::timeout, "");
+    // Closed: give the process a moment to finish dying so its status is accurate.
+    m_child->wait_for(2.0);
+    fail(e.kind == ChannelFailure::closed ? RunnerFault::Kind::died : RunnerFault::Kind::protocol, "");
+  } catch (const InputError& e) {
+    fail(RunnerFault::Kind::protocol, e.what());  // a reply that is not one: forged or corrupted
+  }
+}
+
+ordered_json RunnerSession::request(const ordered_json& message, double timeout_s) {
+  try {
+    m_channel->send(message);
+    return m_channel->receive(timeout_s);
+  } catch (const ChannelError& e) {
+    if (e.kind == ChannelFailure::timeout) fail(RunnerFault::Kind::timeout, "");
+    m_child->wait_for(2.0);
+    fail(e.kind == ChannelFailure::closed ? RunnerFault::Kind::died : RunnerFault::Kind::protocol, "");
+  }
+}
+
+std::string RunnerSession::output() {
+  auto out = m_child->stdout_capture();
+  auto err = m_child->stderr_capture();
+  std::string s = out.text;
+  if (!err.text.empty()) s += (s.empty() ? "" : "\n") + err.text;
+  return s;
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,190 @@
+#include "runner/protocol.h"
+
+#include "common/error.h"
+
+namespace ptxbench {
+namespace {
+
+constexpr const char* kLib = "runner protocol";
+
+std::string kind_name(FailureKind k) {
+  switch (k) {
+    case FailureKind::call: return "call";
+    case FailureKind::setup: return "setup";
+    case FailureKind::infra: return "infra";
+  }
+  return "infra";
+}
+
+FailureKind parse_kind(const std::string& s) {
+  if (s == "call") return FailureKind::call;
+  if (s == "setup") return FailureKind::setup;
+  if (s == "infra") return FailureKind::infra;
+  throw InputError(kLib, "unknown failure kind '" + s + "'");
+}
+
+template <class F>
+auto parsed(const char* what, F f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const InputError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw InputError(kLib, std::string("malformed ") + what + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+std::string to_string(RunnerOp op) {
+  switch (op) {
+    case RunnerOp::setup: return "setup";
+    case RunnerOp::call: return "call";
+    case RunnerOp::spans: return "spans";
+    case RunnerOp::exit: return "exit";
+  }
+  return "exit";
+}
+
+RunnerOp parse_runner_op(const std::string& s) {
+  for (RunnerOp op : {RunnerOp::setup, RunnerOp::call, RunnerOp::spans, RunnerOp::exit})
+    if (to_string(op) == s) return op;
+  throw InputError(kLib, "unknown op '" + s + "' (setup, call, spans, exit)");
+}
+
+ordered_json to_json(const TensorSpec& s) {
+  return {{"name", s.name}, {"dtype", dtype_name(s.dtype)}, {"shape", s.shape}, {"strides", s.strides},
+          {"is_output", s.is_output}};
+}
+
+TensorSpec tensor_spec_from_json(const ordered_json& j) {
+  return parsed("tensor spec", [&] {
+    TensorSpec s;
+    s.name = j.at("name").get<std::string>();
+    auto dt = parse_dtype(j.at("dtype").get<std::string>());
+    if (!dt) throw InputError(kLib, "bad dtype in tensor spec " + s.name);
+    s.dtype = *dt;
+    s.shape = j.at("shape").get<std::vector<int64_t>>();
+    s.strides = j.at("strides").get<std::vector<int64_t>>();
+    s.is_output = j.at("is_output").get<bool>();
+    if (s.shape.size() != s.strides.size() || s.shape.size() > 8) throw InputError(kLib, "bad rank of tensor " + s.name);
+    for (int64_t d : s.shape)
+      if (d < 0) throw InputError(kLib, "negative extent in tensor " + s.name);
+    return s;
+  });
+}
+
+std::vector<TensorSpec> tensor_specs_from_json(const ordered_json& list) {
+  std::vector<TensorSpec> out;
+  for (const auto& j : list) out.push_back(tensor_spec_from_json(j));
+  return out;
+}
+
+ordered_json to_json(const WireTensor& t) {
+  ordered_json j = to_json(t.spec);
+  if (t.fd_index >= 0) {
+    j["fd_index"] = t.fd_index;
+    j["alloc_bytes"] = t.alloc_bytes;
+    j["offset"] = t.offset;
+  }
+  return j;
+}
+
+WireTensor wire_tensor_from_json(const ordered_json& j) {
+  WireTensor t;
+  t.spec = tensor_spec_from_json(j);
+  return parsed("tensor", [&] {
+    if (j.contains("fd_index")) {
+      t.fd_index = j.at("fd_index").get<int>();
+      t.alloc_bytes = j.at("alloc_bytes").get<std::size_t>();
+      t.offset = j.at("offset").get<std::size_t>();
+      if (t.fd_index < 0 || t.offset + t.spec.bytes() > t.alloc_bytes)
+        throw InputError(kLib, "tensor " + t.spec.name + " does not fit its shared allocation");
+    }
+    return t;
+  });
+}
+
+ordered_json to_json(const RunnerRequest& r) {
+  ordered_json j = {{"op", to_string(r.op)}};
+  if (r.setup) {
+    ordered_json tensors = ordered_json::array();
+    for (const auto& t : r.setup->tensors) tensors.push_back(to_json(t));
+    j["library"] = r.setup->library;
+    j["tensors"] = tensors;
+  }
+  if (r.call) {
+    j["index"] = r.call->index;
+    j["target"] = r.call->target == CallTarget::probe ? "probe" : "candidate";
+    if (r.call->target == CallTarget::probe) j["probe_us"] = r.call->probe_us;
+  }
+  return j;
+}
+
+RunnerRequest runner_request_from_json(const ordered_json& j) {
+  RunnerRequest r;
+  r.op = parse_runner_op(parsed("request", [&] { return j.at("op").get<std::string>(); }));
+  if (r.op == RunnerOp::setup) {
+    r.setup = parsed("setup request", [&] {
+      SetupRequest s;
+      s.library = j.at("library").get<std::string>();
+      for (const auto& t : j.at("tensors")) s.tensors.push_back(wire_tensor_from_json(t));
+      return s;
+    });
+  }
+  if (r.op == RunnerOp::call) {
+    r.call = parsed("call request", [&] {
+      CallRequest c;
+      c.index = j.at("index").get<uint64_t>();
+      std::string target = j.at("target").get<std::string>();
+      if (target != "probe" && target != "candidate") throw InputError(kLib, "unknown call target '" + target + "'");
+      c.target = target == "probe" ? CallTarget::probe : CallTarget::candidate;
+      c.probe_us = j.value("probe_us", 0.0);
+      return c;
+    });
+  }
+  return r;
+}
+
+ordered_json to_json(const RunnerReply& r) {
+  ordered_json j = {{"ok", r.ok()}};
+  if (r.ready) j["ready"] = true;
+  if (r.failure) j["failure"] = {{"kind", kind_name(r.failure->kind)}, {"code", r.failure->code}, {"error", r.failure->error}};
+  if (!r.violations.empty()) j["violations"] = r.violations;
+  if (r.wall_us) j["wall_us"] = *r.wall_us;
+  if (r.spans) {
+    ordered_json calls = ordered_json::array();
+    for (const auto& c : r.spans->calls) calls.push_back(to_json(c));
+    j["spans"] = {{"calls", calls}, {"stray", r.spans->stray}, {"dropped_records", r.spans->dropped_records}};
+  }
+  if (!r.seccomp.empty()) j["seccomp"] = r.seccomp;
+  return j;
+}
+
+RunnerReply runner_reply_from_json(const ordered_json& j) {
+  return parsed("reply", [&] {
+    RunnerReply r;
+    r.ready = j.value("ready", false);
+    if (j.contains("failure")) {
+      const auto& f = j.at("failure");
+      r.failure = RunnerFailureInfo{parse_kind(f.at("kind").get<std::string>()), f.at("code").get<int>(),
+                                    f.at("error").get<std::string>()};
+    } else if (!j.at("ok").get<bool>()) {
+      throw InputError(kLib, "a failed reply without its failure");
+    }
+    if (j.contains("violations")) r.violations = j.at("violations").get<std::vector<std::string>>();
+    if (j.contains("wall_us")) r.wall_us = j.at("wall_us").get<double>();
+    if (j.contains("spans")) {
+      const auto& s = j.at("spans");
+      SpansReport rep;
+      for (const auto& c : s.at("calls")) rep.calls.push_back(call_activity_from_json(c));
+      rep.stray = s.at("stray").get<std::vector<std::string>>();
+      rep.dropped_records = s.at("dropped_records").get<uint64_t>();
+      r.spans = rep;
+    }
+    r.seccomp = j.value("seccomp", std::string());
+    return r;
+  });
+}
+
+}  // namespace ptxbench

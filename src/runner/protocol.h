@@ -1,0 +1,100 @@
+// The worker/runner protocol, typed on both sides: one JSON line per request and reply over the
+// control socket (common/control_channel.h); shared buffers travel as file descriptors with the
+// setup request. The runner is untrusted once it has loaded a candidate: the worker prepares every
+// call itself (fresh inputs, poison, cold L2) and checks what the runner reports against its own
+// clock and its own checks of the outputs (docs/verdict.md, "Measurement integrity").
+//
+//   runner → worker   ready                 the device is usable, activity recording runs
+//   probe             call{target=probe}    a trusted kernel of the runner's own (before setup):
+//                                           calibrates the per-call overhead the worker sees
+//   setup             map buffers, strip the environment, install seccomp, load the candidate
+//   call              one call of the candidate (or the probe), then a device-wide synchronize
+//   spans             activity of every call since the last spans: span, launches; stray work
+//   exit
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json_check.h"
+#include "definitions/workload.h"
+#include "timing/call_activity.h"
+
+namespace ptxbench {
+
+enum class RunnerOp { setup, call, spans, exit };
+std::string to_string(RunnerOp op);
+/// Throws InputError for an unknown op.
+RunnerOp parse_runner_op(const std::string& s);
+
+/// One tensor as the runner maps it: a shared allocation (by the index of its descriptor among
+/// those sent with the request) plus the offset of element 0, or (no descriptor) its own buffer.
+struct WireTensor {
+  TensorSpec spec;
+  int fd_index = -1;            ///< -1: the runner allocates it itself (standalone mode)
+  std::size_t alloc_bytes = 0;  ///< size of the shared allocation
+  std::size_t offset = 0;       ///< bytes from the allocation's base to element 0
+};
+ordered_json to_json(const TensorSpec& spec);
+TensorSpec tensor_spec_from_json(const ordered_json& j);
+std::vector<TensorSpec> tensor_specs_from_json(const ordered_json& list);
+ordered_json to_json(const WireTensor& t);
+WireTensor wire_tensor_from_json(const ordered_json& j);
+
+struct SetupRequest {
+  std::string library;
+  std::vector<WireTensor> tensors;  ///< inputs then outputs, ABI order
+};
+
+enum class CallTarget { candidate, probe };
+struct CallRequest {
+  uint64_t index = 0;  ///< the worker's sequence number; spans come back keyed by it
+  CallTarget target = CallTarget::candidate;
+  double probe_us = 0.0;  ///< probe: how long the trusted kernel spins
+};
+
+struct RunnerRequest {
+  RunnerOp op = RunnerOp::exit;
+  std::optional<SetupRequest> setup;
+  std::optional<CallRequest> call;
+};
+ordered_json to_json(const RunnerRequest& r);
+/// Throws InputError (malformed request).
+RunnerRequest runner_request_from_json(const ordered_json& j);
+
+enum class FailureKind {
+  call,   ///< the candidate's call returned an error or the device reported one: its fault
+  setup,  ///< loading or mapping failed
+  infra,  ///< ours: no device, CUPTI failed
+};
+
+struct RunnerFailureInfo {
+  FailureKind kind = FailureKind::infra;
+  int code = 0;  ///< the candidate's return code or the cudaError_t
+  std::string error;
+};
+
+struct SpansReport {
+  std::vector<CallActivity> calls;
+  std::vector<std::string> stray;  ///< device work outside every call
+  uint64_t dropped_records = 0;
+};
+
+struct RunnerReply {
+  std::optional<RunnerFailureInfo> failure;  ///< absent: ok
+  bool ready = false;                        ///< the first line
+  /// System calls the sandbox denied so far (cumulative; reported by the runner, so a hostile
+  /// candidate could hide them, but never make them succeed).
+  std::vector<std::string> violations;
+  std::optional<double> wall_us;  ///< call: host time of the call as the runner saw it
+  std::optional<SpansReport> spans;
+  std::string seccomp;            ///< setup: the filter profile installed ("" when none)
+  [[nodiscard]] bool ok() const noexcept { return !failure.has_value(); }
+};
+ordered_json to_json(const RunnerReply& r);
+/// Throws InputError (malformed reply).
+RunnerReply runner_reply_from_json(const ordered_json& j);
+
+}  // namespace ptxbench

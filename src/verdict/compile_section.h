@@ -1,0 +1,82 @@
+// The verdict's compile section: the compile stage's status and message, and what the nvcc build
+// reported (absent for a trusted prebuilt library, which is not compiled).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "compile/compiler.h"
+#include "verdict/stage_record.h"
+
+namespace ptxbench {
+
+/// CompileStatus from its to_string name; InputError naming every name otherwise.
+CompileStatus parse_compile_status(std::string_view text);
+
+struct PtxCounts {
+  int instructions = 0;
+  std::map<std::string, int> families;  ///< family -> static occurrences (compile/ptx_stats.h)
+};
+
+struct PtxasKernel {
+  std::string name;
+  int registers = 0;
+  int barriers = 0;
+  long smem_bytes = 0;
+  long stack_frame_bytes = 0;
+  long spill_store_bytes = 0;
+  long spill_load_bytes = 0;
+};
+
+struct PtxasSummary {
+  std::vector<PtxasKernel> kernels;
+  std::vector<std::string> warnings;
+};
+
+/// A banned use: found in the source (line and text) or in the built library (symbol).
+struct BannedUse {
+  std::string rule;
+  std::optional<int> line;  ///< source findings: 1-based line, with `text`
+  std::string text;
+  std::optional<std::string> symbol;  ///< library findings: the imported symbol or needed library
+  std::string reason;
+};
+
+struct CompileBuild {
+  std::string arch;
+  std::string key;  ///< content hash (compile cache key)
+  bool cache_hit = false;
+  double seconds = 0.0;
+  std::vector<std::string> kernels;  ///< mangled entry points in the cubin
+  PtxCounts ptx;
+  PtxasSummary ptxas;
+  std::vector<BannedUse> banned;
+  std::string log;  ///< nvcc's output, cut at kCompileLogLimit
+};
+
+struct CompileSection : StageRecord<CompileSection> {
+  CompileStatus status = CompileStatus::compile_error;
+  std::string message;
+  std::optional<CompileBuild> build;
+};
+
+/// The log is kept up to this many characters in the verdict.
+inline constexpr std::size_t kCompileLogLimit = 16384;
+
+CompileSection compile_section(const CompileResult& r);
+
+void to_json(ordered_json& j, const PtxCounts& p);
+void from_json(const ordered_json& j, PtxCounts& p);
+void to_json(ordered_json& j, const PtxasKernel& k);
+void from_json(const ordered_json& j, PtxasKernel& k);
+void to_json(ordered_json& j, const PtxasSummary& s);
+void from_json(const ordered_json& j, PtxasSummary& s);
+void to_json(ordered_json& j, const BannedUse& b);
+void from_json(const ordered_json& j, BannedUse& b);
+void to_json(ordered_json& j, const CompileSection& s);
+void from_json(const ordered_json& j, CompileSection& s);
+
+}  // namespace ptxbench

@@ -1,0 +1,60 @@
+// The verdict's SASS sections: static_sass (the cubin's opcodes: what the code could do) and
+// runtime_sass (predicate-true executed opcodes of the candidate's kernels: what ran, which
+// decides the mechanisms of paper Table 6).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sass/opcode_counts.h"
+#include "sass/runtime_sass.h"
+#include "sass/sass_listing.h"
+#include "verdict/stage_record.h"
+
+namespace ptxbench {
+
+/// Instructions of the mechanism families (family_count in sass/opcode_counts.h).
+struct FamilyCounts {
+  long long gmma = 0;
+  long long tma = 0;
+  long long tcgen05 = 0;
+};
+
+FamilyCounts family_counts(const OpcodeCounts& c);
+
+struct StaticSassSection : StageRecord<StaticSassSection> {
+  bool available = false;  ///< false when cuobjdump is missing or failed (see note)
+  std::string note;
+  // The rest only when available:
+  FamilyCounts counts;
+  Mechanisms mechanisms;
+  OpcodeCounts opcodes;
+};
+
+struct RuntimeSassSection : StageRecord<RuntimeSassSection> {
+  /// Unset only in a section that holds nothing but a shared-GPU time-out record (the stage timed
+  /// out twice before it measured anything); readers take that as false.
+  std::optional<bool> available;
+  std::string note;
+  // The rest only when available:
+  std::string source;  ///< the tool and metric the counts come from
+  int kernels_profiled = 0;
+  FamilyCounts counts;  ///< of the predicate-true thread counts
+  Mechanisms mechanisms;
+  OpcodeCounts thread_true_opcodes;
+  OpcodeCounts warp_executed_opcodes;
+  std::vector<std::string> foreign_kernels;  ///< launched kernels not in the candidate's cubin
+
+  [[nodiscard]] bool measured() const { return available.value_or(false); }
+};
+
+StaticSassSection static_sass_section(const StaticSass& s);
+RuntimeSassSection runtime_sass_section(const RuntimeSass& r);
+
+void to_json(ordered_json& j, const StaticSassSection& s);
+void from_json(const ordered_json& j, StaticSassSection& s);
+void to_json(ordered_json& j, const RuntimeSassSection& s);
+void from_json(const ordered_json& j, RuntimeSassSection& s);
+
+}  // namespace ptxbench

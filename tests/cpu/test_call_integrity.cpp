@@ -1,0 +1,83 @@
+// Per-call activity and its checks against the worker's own observations (src/timing/
+// call_activity.*, call_integrity.*): attribution of device records to calls and stray work, the
+// host bound on reported spans (honest calls pass, a forged or padded span does not), and the
+// launch comparison between the profiled and the timed calls.
+#include <gtest/gtest.h>
+
+#include "timing/call_activity.h"
+#include "timing/call_integrity.h"
+
+using namespace ptxbench;
+
+namespace {
+DeviceRecord kernel(const std::string& name, uint64_t start, uint64_t end, uint32_t grid = 132) {
+  DeviceRecord r;
+  r.kind = DeviceRecord::Kind::kernel;
+  r.name = name;
+  r.start_ns = start;
+  r.end_ns = end;
+  r.grid = {grid, 1, 1};
+  r.block = {256, 1, 1};
+  return r;
+}
+}  // namespace
+
+TEST(CallActivity, RecordsGoToTheirCallAndTheRestIsStray) {
+  std::vector<CallWindow> windows = {{7, 1000, 5000}, {8, 6000, 9000}};
+  DeviceRecord memset;
+  memset.kind = DeviceRecord::Kind::memset;
+  memset.start_ns = 500;
+  memset.end_ns = 1200;  // our preparation seen through clock skew: not the call's
+  std::vector<DeviceRecord> records = {kernel("a", 1100, 2000), kernel("b", 2500, 4000), memset,
+                                       kernel("a", 6100, 7000), kernel("sneak", 5200, 5900)};
+  Attribution a = attribute_records(records, windows);
+  ASSERT_EQ(a.calls.size(), 2u);
+  EXPECT_EQ(a.calls[0].index, 7u);
+  EXPECT_DOUBLE_EQ(a.calls[0].span_us, 2.9);  // 1100 .. 4000 ns
+  ASSERT_EQ(a.calls[0].kernels.size(), 2u);
+  EXPECT_EQ(a.calls[0].kernels[0].name, "a");
+  EXPECT_DOUBLE_EQ(a.calls[1].span_us, 0.9);
+  EXPECT_EQ(a.stray, (std::vector<std::string>{"sneak"})) << "work between calls is stray";
+  Attribution none = attribute_records({}, {{1, 0, 10}});
+  EXPECT_TRUE(none.calls[0].empty);
+}
+
+TEST(CallActivity, ActivitiesRoundTripThroughJson) {
+  CallActivity a{3, 12.5, false, {KernelLaunch{"k", {1, 2, 3}, {128, 1, 1}, 4096}}};
+  CallActivity b = call_activity_from_json(to_json(a));
+  EXPECT_EQ(b.index, 3u);
+  EXPECT_EQ(b.kernels, a.kernels);
+  EXPECT_EQ(describe(a.kernels[0]), "k<<<(1,2,3),(128,1,1),4096>>>");
+}
+
+TEST(HostBound, HonestCallsPassAndUnexplainedTimeDoesNot) {
+  IntegrityPolicy p;
+  // Probe: spans of 200 µs, the worker saw 240 µs around each: 40 µs of overhead.
+  double overhead = calibrate_overhead({240, 241, 239, 260}, {200, 200, 200, 200});
+  EXPECT_NEAR(overhead, 40.0, 0.6);
+  // An honest 800 µs kernel: the same overhead.
+  HostBound honest = check_host_bound({842, 838, 845}, {800, 799, 801}, overhead, p);
+  EXPECT_TRUE(honest.passed()) << honest.excess_us;
+  // The span reported 300 µs short of what ran (forged), or 300 µs of host work before the launch.
+  HostBound forged = check_host_bound({1140, 1138, 1145}, {800, 799, 801}, overhead, p);
+  EXPECT_FALSE(forged.passed());
+  EXPECT_NEAR(forged.excess_us, 300.0, 2.0);
+  EXPECT_NEAR(forged.allowed_us, p.host_slack_us + p.host_slack_fraction * 800, 0.1);
+  // A span longer than everything the worker waited for cannot be true.
+  HostBound impossible = check_host_bound({500}, {800}, overhead, p);
+  EXPECT_EQ(impossible.impossible_calls, 1);
+  EXPECT_FALSE(impossible.passed());
+}
+
+TEST(LaunchCheck, ProfiledAndTimedCallsMustLaunchTheSameKernels) {
+  KernelLaunch gemm{"gemm", {132, 1, 1}, {384, 1, 1}, 200000};
+  KernelLaunch token{"token_wgmma", {1, 1, 1}, {128, 1, 1}, 0};
+  EXPECT_EQ(launch_difference({gemm}, {gemm}), "");
+  std::string d = launch_difference({gemm, token}, {gemm});
+  EXPECT_NE(d.find("the profiled call launched token_wgmma"), std::string::npos) << d;
+  KernelLaunch smaller = gemm;
+  smaller.grid = {66, 1, 1};
+  d = launch_difference({gemm}, {smaller});
+  EXPECT_NE(d.find("a timed call launched gemm<<<(66,1,1)"), std::string::npos) << d;
+  EXPECT_EQ(launch_set({token, gemm}), launch_set({gemm, token})) << "order across streams does not matter";
+}

@@ -1,0 +1,163 @@
+// The sandboxed runner on the GPU (docs/sandbox.md): it starts as an unprivileged user in its own
+// namespaces and filesystem view, maps the worker's buffers from descriptors (no permission over
+// the worker), runs the trusted probe kernel that calibrates the worker's host bound, installs
+// seccomp before it loads a candidate, and reports spans and launches; the tools (compute-
+// sanitizer, ncu) run inside the same kind of sandbox. Prints what it measured (overhead of the
+// host bound, sandbox report) for results/h200.md.
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+
+#include "common/error.h"
+#include "common/fs.h"
+#include "common/stats.h"
+#include "common/cuda_tools.h"
+#include "compile/compiler.h"
+#include "definitions/catalog.h"
+#include "evaluator/runner_session.h"
+#include "evaluator/workload_state.h"
+#include "gpu/cuda_call.h"
+#include "gpu_test_support.h"
+#include "suite/candidate_suite.h"
+#include "timing/call_integrity.h"
+
+using namespace ptxbench;
+using ptxbench::testing::GpuTest;
+
+namespace {
+
+const SuiteCase& find_case(const CandidateSuite& suite, const std::string& name) {
+  for (const auto& c : suite.cases)
+    if (c.name == name) return c;
+  throw Error("test", "no case " + name);
+}
+
+class RunnerSandbox : public GpuTest {
+ protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped()) return;
+    m_catalog = std::make_unique<Catalog>(Catalog::load(PTXBENCH_SOURCE_DIR));
+    const Definition& def = m_catalog->definition("gemm_n7168_k5120");
+    m_workload = resolve_workload(def, m_catalog->find_workload(def.name, "M=972"));
+    m_scratch = std::make_unique<TempDir>("runner-sandbox", cache_root() / "scratch");
+  }
+
+  RunnerLaunch launch(const fs::path& library_dir = {}) const {
+    RunnerLaunch l{(executable_dir() / "ptxbench-runner").string(), 0, m_scratch->path()};
+    if (!library_dir.empty()) l.readable.push_back(library_dir);
+    l.sandbox.enforcement = Enforcement::required;
+    return l;
+  }
+
+  CompileResult compile(const std::string& name) const {
+    CandidateSuite suite = load_suite(fs::path(PTXBENCH_TEST_DATA) / "fixtures/gemm/suite.json");
+    CompileResult r = Compiler{}.compile(find_case(suite, name).source);
+    EXPECT_TRUE(r.ok()) << r.message;
+    return r;
+  }
+
+  std::unique_ptr<Catalog> m_catalog;
+  ResolvedWorkload m_workload;
+  std::unique_ptr<TempDir> m_scratch;
+};
+
+RunnerRequest call(uint64_t index, CallTarget target = CallTarget::candidate, double probe_us = 0) {
+  RunnerRequest r;
+  r.op = RunnerOp::call;
+  r.call = CallRequest{index, target, probe_us};
+  return r;
+}
+
+RunnerRequest spans() {
+  RunnerRequest r;
+  r.op = RunnerOp::spans;
+  return r;
+}
+
+}  // namespace
+
+TEST_F(RunnerSandbox, TheProbeCalibratesTheHostBound) {
+  RunnerSession session(launch(), 60);
+  const SandboxReport& rep = session.sandbox_report();
+  std::cout << "[sandbox] " << to_json(rep).dump() << "\n";
+  EXPECT_TRUE(rep.namespaces && rep.filesystem_view && rep.unprivileged);
+  IntegrityPolicy p;
+  std::vector<double> host;
+  for (int i = 0; i < p.probe_calls; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    RunnerReply r = session.request(call(static_cast<uint64_t>(i), CallTarget::probe, p.probe_us), 30);
+    host.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    ASSERT_TRUE(r.ok()) << r.failure->error;
+  }
+  RunnerReply s = session.request(spans(), 30);
+  ASSERT_TRUE(s.ok() && s.spans);
+  ASSERT_EQ(s.spans->calls.size(), host.size());
+  std::vector<double> span, gap;
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    span.push_back(s.spans->calls[i].span_us);
+    gap.push_back(host[i] - span.back());
+  }
+  std::sort(gap.begin(), gap.end());
+  std::cout << "[host-bound] probe span median " << median(span) << " us; host-span gap min " << gap.front()
+            << " p50 " << median(gap) << " p90 " << gap[gap.size() * 9 / 10] << " max " << gap.back() << " us\n";
+  EXPECT_NEAR(median(span), p.probe_us, 0.1 * p.probe_us);
+  EXPECT_GT(median(gap), 0.0);
+  EXPECT_LT(median(gap), 1000.0);
+  EXPECT_TRUE(s.spans->stray.empty());
+}
+
+TEST_F(RunnerSandbox, ACandidateRunsOnSharedBuffersUnderSeccomp) {
+  CompileResult lib = compile("simt_tiled_gemm");
+  WorkloadState state(m_workload, make_operator(m_workload.definition->op_type));
+  RunnerSession session(launch(lib.dir), 60);
+  WorkloadState::SharedTensors shared = state.shared_tensors();
+  std::vector<int> fds;
+  for (const auto& f : shared.fds) fds.push_back(f.get());
+  RunnerRequest setup;
+  setup.op = RunnerOp::setup;
+  setup.setup = SetupRequest{lib.library().string(), shared.tensors};
+  RunnerReply ready = session.request(setup, 60, fds);
+  ASSERT_TRUE(ready.ok()) << ready.failure->error << "\n" << session.output();
+  EXPECT_EQ(ready.seccomp, "session");
+  EXPECT_TRUE(ready.violations.empty()) << ready.violations.front();
+  state.prepare_trial(17);
+  state.poison_outputs();
+  RunnerReply r = session.request(call(1), 60);
+  ASSERT_TRUE(r.ok()) << r.failure->error << "\n" << session.output();
+  EXPECT_TRUE(r.violations.empty()) << "CUDA or CUPTI needed a call the filter denies: " << r.violations.front();
+  OutputCheck check = state.check_candidate(Tolerance{});
+  EXPECT_TRUE(check.passed());
+  RunnerReply s = session.request(spans(), 30);
+  ASSERT_TRUE(s.spans && s.spans->calls.size() == 1u);
+  ASSERT_EQ(s.spans->calls[0].kernels.size(), 1u);
+  std::cout << "[launch] " << describe(s.spans->calls[0].kernels[0]) << " span " << s.spans->calls[0].span_us << " us\n";
+  EXPECT_EQ(s.spans->calls[0].kernels[0].grid[0], 7168u / 128);
+}
+
+TEST_F(RunnerSandbox, TheToolsRunInsideTheSandbox) {
+  CompileResult lib = compile("simt_tiled_gemm");
+  fs::path spec = m_scratch->path() / "tensors.json";
+  ordered_json specs = ordered_json::array();
+  for (const auto& t : m_workload.tensors) specs.push_back(to_json(t));
+  write_file_atomic(spec, ordered_json{{"tensors", specs}}.dump());
+  std::vector<std::string> once = {(executable_dir() / "ptxbench-runner").string(), "once", "--no-orphan-watch",
+                                   "--library", lib.library().string(), "--spec", spec.string()};
+  RunnerSandboxOptions o;
+  o.enforcement = Enforcement::required;
+  std::vector<std::string> memcheck = {find_cuda_tool("compute-sanitizer"), "--tool", "memcheck", "--error-exitcode", "86"};
+  memcheck.insert(memcheck.end(), once.begin(), once.end());
+  ProcessResult m = run_process(sandboxed_spec(memcheck, m_scratch->path(), 1 << 20, {lib.dir}, o), 120);
+  std::cout << "[memcheck as uid " << sandbox_uid() << "] " << m.status.describe() << "\n" << m.out.text.substr(0, 800)
+            << m.err.text.substr(0, 800) << "\n";
+  EXPECT_TRUE(m.status.success());
+  for (bool root : {false, true}) {
+    std::vector<std::string> ncu = {find_cuda_tool("ncu"), "--csv", "--clock-control", "none", "--metrics",
+                                    "sass__inst_executed_per_opcode,launch__shared_mem_per_block_dynamic"};
+    ncu.insert(ncu.end(), once.begin(), once.end());
+    ProcessResult n = run_process(sandboxed_spec(ncu, m_scratch->path(), 1 << 20, {lib.dir}, o, root), 180);
+    std::cout << "[ncu " << (root ? "keeping root" : "as uid 65534") << "] " << n.status.describe() << "\n"
+              << n.out.text.substr(0, 1500) << n.err.text.substr(0, 800) << "\n";
+    if (root) EXPECT_TRUE(n.status.success());
+  }
+}
