@@ -230,7 +230,7 @@ key=$("$BIN/ptxbench" compile knowledge/hopper/experts/gemm_n7168_k5120.cu --jso
 lib="$PTXBENCH_CACHE_DIR/compile/${key:0:2}/$key/candidate.so"
 python3 - > /tmp/gemm_spec.json <<'PY'
 import json
-t=lambda n,s,o: {"name":n,"dtype":"bf16","shape":s,"strides":[s[1],1],"is_output":o}
+t=lambda n,s,o: {"name":n,"dtype":"bfloat16","shape":s,"strides":[s[1],1],"is_output":o}
 print(json.dumps({"tensors":[t("A",[8192,5120],False),t("B",[7168,5120],False),t("C",[8192,7168],True)]}))
 PY
 timeout -s KILL 120 ncu --section SourceCounters --page source --print-source sass --csv --clock-control none \
@@ -239,6 +239,18 @@ log "ncu source page: $(wc -l < "$OUT/ncu_source.csv") lines, $(grep -c GMMA "$O
 log "CUDA under RLIMIT_DATA = 16 GiB"
 ( ulimit -d 16777216; timeout -s KILL 60 "$BIN/ptxbench-runner" once --no-orphan-watch --library "$lib" --spec /tmp/gemm_spec.json ) \
   > "$OUT/rlimit_data.log" 2>&1; log "runner once under RLIMIT_DATA: exit $?"
+}
+
+# The sandboxed runner, every fixture (their verdicts as before) and the adversarial suite (issues
+# 15 and 16), with the verdicts kept as an archive.
+section_integrity() {
+log "runner sandbox (GPU tests)"
+timeout -s KILL 200 "$BIN/ptxbench_gpu_tests" --gtest_filter='RunnerSandbox.*' 2>&1 | tee "$OUT/runner_sandbox.log" | grep -E "^\[ +(OK|FAILED)|^\[(sandbox|host|launch|memcheck|ncu)|Failure|Expected|Which|actual"
+log "fixture suite and adversarial suite (GPU tests)"
+mkdir -p /tmp/verdicts
+PTXBENCH_TEST_OUT=/tmp/verdicts timeout -s KILL 420 "$BIN/ptxbench_gpu_tests" --gtest_filter='FixtureVerdicts.EveryFixture*:FixtureVerdicts.Adversarial*' 2>&1 \
+  | tee "$OUT/fixtures.log" | grep -E "^\[(fixture|adversarial)\]|^\[ +(OK|FAILED)|Failure|Expected|Which|actual"
+tar czf "$OUT/verdicts.tgz" -C /tmp verdicts
 }
 
 # The same measurements with the binaries of the last landed commit (.devcarry-base): the

@@ -10,6 +10,8 @@
 #include "common/json_check.h"
 #include "compile/compiler.h"
 #include "sass/sass_tool.h"
+#include "sandbox/host_paths.h"
+#include "timing/call_integrity.h"
 #include "timing/timing_policy.h"
 #include "verdict/correctness.h"
 #include "verdict/environment.h"
@@ -39,6 +41,9 @@ struct EvalOptions {
   double call_timeout_s = 30.0;     ///< one correctness call
   double trial_timeout_s = 180.0;   ///< one timing trial (warm-ups + timed calls)
   CompileOptions compile;
+  /// The runner's sandbox (docs/sandbox.md) and the integrity checks of the timing (docs/verdict.md).
+  RunnerSandboxOptions sandbox;
+  IntegrityPolicy integrity;
   fs::path scratch_root;    ///< empty: cache_root()/scratch (never under /tmp: see docs/sandbox.md)
   std::string runner_path;  ///< empty: ptxbench-runner beside this executable
   std::string gpu_lock;     ///< lock file shared by the workers of this GPU (worker/gpu_lock.h); empty: none

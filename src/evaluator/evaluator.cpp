@@ -2,10 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <random>
 #include <set>
+
+#include <fmt/format.h>
 
 #include "common/clock.h"
 #include "common/cuda_tools.h"
@@ -21,8 +24,10 @@
 #include "sass/sass_listing.h"
 #include "timing/roofline.h"
 #include "timing/timing_summary.h"
+#include "evaluator/baseline_calibration.h"
 #include "evaluator/gpu_lock.h"
 #include "evaluator/runner_session.h"
+#include "timing/call_integrity.h"
 
 #ifndef PTXBENCH_VERSION
 #define PTXBENCH_VERSION "dev"
@@ -47,6 +52,11 @@ struct Evaluator::Context {
   fs::path spec_file;
   std::vector<TrialRecord> correctness_trials;
   double slowest_call_us = 0.0;
+  double host_overhead_us = 0.0;               ///< calibrated on the runner's probe, before the candidate loaded
+  std::vector<KernelLaunch> profiled_launches; ///< the profiled call's launches of the candidate's kernels
+  bool profiled = false;                       ///< a profile ran (its launches can be compared)
+  std::map<std::string, std::vector<MmaShape>> mma_shapes;  ///< per kernel, from the static listing
+  uint64_t next_call = 0;                      ///< the runner's call numbers
 
   /// Whether the runtime-SASS stage launches a tool (ncu or CUPTI). What runs is a subset of the
   /// cubin: with no wgmma/TMA/tcgen05 opcode in it, none can run, so no profile is needed.
@@ -70,13 +80,54 @@ std::string runner_path(const EvalOptions& o) {
   return (executable_dir() / "ptxbench-runner").string();
 }
 
-// The runner's one-call command that compute-sanitizer and ncu start: it names this worker as its
-// owner, so that a hang outlives neither the tool nor the worker (see exit_when_orphaned).
+// The runner's one-call command that compute-sanitizer and ncu start. In the sandbox's PID
+// namespace the tool is the first process, and its end ends the runner; without a sandbox the
+// runner watches this worker, its owner, so that a hang outlives neither (see exit_when_orphaned).
 std::vector<std::string> once_command(const EvalOptions& o, const fs::path& library, const fs::path& spec,
                                       uint64_t seed) {
-  return {runner_path(o), "once", "--library", library.string(), "--spec", spec.string(), "--seed",
-          std::to_string(seed), "--calls", "1", "--device", std::to_string(o.device), "--owner-pid",
-          std::to_string(getpid())};
+  std::vector<std::string> argv = {runner_path(o), "once", "--library", library.string(), "--spec", spec.string(),
+                                   "--seed", std::to_string(seed), "--calls", "1", "--device", std::to_string(o.device)};
+  if (o.sandbox.enforcement != Enforcement::off) argv.push_back("--no-orphan-watch");
+  else argv.insert(argv.end(), {"--owner-pid", std::to_string(getpid())});
+  return argv;
+}
+
+// A tool stage's process: the tool and the runner in one sandbox that sees the candidate's build.
+ProcessSpec tool_spec(const EvalOptions& o, const std::vector<std::string>& argv, const fs::path& scratch,
+                      const fs::path& library, bool keep_root = false) {
+  return sandboxed_spec(argv, scratch, 1 << 20, {library.parent_path()}, o.sandbox, keep_root);
+}
+
+// What the sandbox says about a tool run whose runner failed: its memory limit, or a system call
+// it denied (the runner names it on stderr). Empty: neither.
+std::string sandbox_finding(const ProcessSpec& spec, const ProcessResult& r) {
+  auto* sandbox = dynamic_cast<const Sandbox*>(spec.setup.get());
+  if (sandbox && sandbox->out_of_memory())
+    return "the candidate exceeded its host-memory limit of " + std::to_string(sandbox->cgroup()->limit_bytes() >> 30) +
+           " GiB and was killed";
+  std::string err = r.err.text + r.out.text;
+  auto at = err.find("the sandbox denied system calls:");
+  if (at != std::string::npos) return err.substr(at, err.find('\n', at) - at);
+  return "";
+}
+
+std::string joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& i : items) out += (out.empty() ? "" : ", ") + i;
+  return out;
+}
+
+RunnerRequest call_request(uint64_t index, CallTarget target = CallTarget::candidate, double probe_us = 0.0) {
+  RunnerRequest r;
+  r.op = RunnerOp::call;
+  r.call = CallRequest{index, target, probe_us};
+  return r;
+}
+
+RunnerRequest spans_request() {
+  RunnerRequest r;
+  r.op = RunnerOp::spans;
+  return r;
 }
 
 // Guard-band writes are memory errors; a modified input is a broken contract.
@@ -170,6 +221,7 @@ Verdict Evaluator::evaluate_source(const std::string& definition, const std::str
   c.v.stages.static_sass = static_sass_section(sass);
   c.v.stages.static_sass->wall_s = seconds_since(sass_start);
   c.listing = std::move(sass.pc_opcodes);
+  c.mma_shapes = std::move(sass.mma_shapes);
   if (sass.available) c.static_mechanism_opcodes = has_mechanism_opcodes(sass.total);
   c.library = compiled.library();
   c.kernels.insert(compiled.kernels.begin(), compiled.kernels.end());
@@ -282,6 +334,7 @@ Verdict Evaluator::run_stages(Context& c) {
     c.v.message = "correct on every trial";
     c.v.target_instruction_correct =
         c.v.runtime_mechanisms && target_instruction_met(c.v.arch, *c.v.runtime_mechanisms);
+    c.v.target_instruction_strict = c.v.tensor_core_coverage && *c.v.tensor_core_coverage >= kStrictCoverage;
   } catch (const std::exception& e) {
     // Anything thrown here is ours (tools, driver, our own CUDA calls), never the candidate's.
     c.v.status = Status::INFRA_ERROR;
@@ -289,6 +342,36 @@ Verdict Evaluator::run_stages(Context& c) {
   }
   return c.v;
 }
+
+namespace {
+
+struct Finding {
+  Status status;
+  std::string message;
+};
+
+// A runner's failure as a verdict: each is the candidate's doing (ours are EnvironmentErrors).
+Finding runner_fault_finding(const RunnerFault& f, const std::string& when, double limit_s) {
+  switch (f.kind) {
+    case RunnerFault::Kind::timeout:
+      return {Status::TIMEOUT, "a call did not finish within " + std::to_string(static_cast<int>(limit_s)) + " s " + when +
+                                   "; the runner was killed"};
+    case RunnerFault::Kind::out_of_memory:
+      return {Status::RUNTIME_ERROR, std::string("the runner was killed ") + when + ": " + f.what()};
+    case RunnerFault::Kind::protocol:
+      return {Status::RUNTIME_ERROR, "the runner's replies broke the protocol " + when + ": " + f.what()};
+    case RunnerFault::Kind::died: break;
+  }
+  return {Status::RUNTIME_ERROR, "the runner died " + when + ": " + f.what()};
+}
+
+// System calls the sandbox denied make the verdict, whatever the call did after them.
+std::optional<Finding> denied_calls(const RunnerReply& r) {
+  if (r.violations.empty()) return std::nullopt;
+  return Finding{Status::RUNTIME_ERROR, "the candidate made system calls the sandbox forbids (denied): " + joined(r.violations)};
+}
+
+}  // namespace
 
 bool Evaluator::stage_sanitize(Context& c) {
   SanitizeSection section;
@@ -303,6 +386,7 @@ bool Evaluator::stage_sanitize(Context& c) {
   // The runs (own seeds) go side by side: the GPU is shared with other untimed work anyway, and
   // an evaluation waits for one run's time instead of the sum. Results are read in run order.
   std::vector<uint64_t> seeds;
+  std::vector<ProcessSpec> specs;
   std::vector<std::future<ProcessResult>> runs;
   for (int run = 0; run < c.options.sanitize_runs; ++run) {
     uint64_t seed = derive_seed(c.seed, 100 + static_cast<uint64_t>(run));
@@ -310,10 +394,10 @@ bool Evaluator::stage_sanitize(Context& c) {
                                      "--print-limit", "20", "--show-backtrace", "no"};
     std::vector<std::string> once = once_command(c.options, c.library, c.spec_file, seed);
     argv.insert(argv.end(), once.begin(), once.end());
-    ProcessSpec spec = sandboxed_spec(argv, c.scratch->path(), 1 << 20);
+    specs.push_back(tool_spec(c.options, argv, c.scratch->path(), c.library));
     double limit = c.options.sanitize_timeout_s;
     seeds.push_back(seed);
-    runs.push_back(std::async(std::launch::async, [spec, limit] { return run_process(spec, limit); }));
+    runs.push_back(std::async(std::launch::async, [spec = specs.back(), limit] { return run_process(spec, limit); }));
   }
   std::vector<ProcessResult> results;
   for (auto& r : runs) results.push_back(r.get());
@@ -322,7 +406,8 @@ bool Evaluator::stage_sanitize(Context& c) {
     const ProcessResult& r = results[run];
     section.runs.push_back({seeds[run], r.status.describe(), r.timed_out, r.wall_s});
   }
-  for (const ProcessResult& r : results) {
+  for (std::size_t run = 0; run < results.size(); ++run) {
+    const ProcessResult& r = results[run];
     std::string report = r.out.text + r.err.text;
     if (r.timed_out) {
       section.passed = false;
@@ -337,6 +422,8 @@ bool Evaluator::stage_sanitize(Context& c) {
       c.v.stages.sanitize = section;
       if (r.status.signal == 0 && r.status.exit_code == kSanitizerErrorExit)
         return c.fail(Status::SANITIZER_ERROR, "compute-sanitizer memcheck found memory errors");
+      std::string finding = sandbox_finding(specs[run], r);
+      if (!finding.empty()) return c.fail(Status::RUNTIME_ERROR, finding + " (under compute-sanitizer)");
       return c.fail(Status::RUNTIME_ERROR, "the candidate failed under compute-sanitizer: runner " + r.status.describe() +
                                                "\n" + cut(r.err.text, 1500));
     }
@@ -354,47 +441,76 @@ bool Evaluator::stage_correctness(Context& c) {
     s.passed = passed;
     s.trials = c.correctness_trials;
   };
-  RunnerLaunch launch{runner_path(c.options), c.options.device, c.scratch->path()};
+  auto fail_with = [&](const Finding& f) {
+    record(false);
+    return c.fail(f.status, f.message);
+  };
+  RunnerLaunch launch{runner_path(c.options), c.options.device, c.scratch->path(), {c.library.parent_path()}};
+  launch.sandbox = c.options.sandbox;
   c.session = std::make_unique<RunnerSession>(launch, c.options.startup_timeout_s);
+  if (c.v.environment) c.v.environment->sandbox = to_json(c.session->sandbox_report());
   try {
-    ordered_json tensors = ordered_json::array();
-    for (const auto& t : c.state->wire_tensors()) tensors.push_back(to_json(t));
-    ordered_json setup = c.session->request({{"op", "setup"},
-                                             {"library", c.library.string()},
-                                             {"tensors", tensors},
-                                             {"policy", c.options.timing.to_json()}},
-                                            c.options.startup_timeout_s);
-    if (!setup.value("ok", false)) {
-      record(false);
-      return c.fail(Status::RUNTIME_ERROR, "the runner could not set up the candidate: " + setup.value("error", std::string("?")));
-    }
+    calibrate_host_bound(c);
+    WorkloadState::SharedTensors shared = c.state->shared_tensors();
+    std::vector<int> fds;
+    for (const auto& f : shared.fds) fds.push_back(f.get());
+    RunnerRequest setup;
+    setup.op = RunnerOp::setup;
+    setup.setup = SetupRequest{c.library.string(), shared.tensors};
+    RunnerReply ready = c.session->request(setup, c.options.startup_timeout_s, fds);
+    if (auto d = denied_calls(ready)) return fail_with(*d);
+    if (!ready.ok()) return fail_with({Status::RUNTIME_ERROR, "the runner could not set up the candidate: " + ready.failure->error});
     for (int trial = 1; trial <= c.options.correctness_trials; ++trial) {
       uint64_t seed = derive_seed(c.seed, 1000 + static_cast<uint64_t>(trial));
       c.state->prepare_trial(seed);
-      ordered_json reply = c.session->request({{"op", "run"}}, c.options.call_timeout_s);
-      if (!reply.value("ok", false)) {
-        c.correctness_trials.push_back(
-            {trial, TrialPhase::correctness, seed, false, std::nullopt, reply.value("error", std::string("?"))});
-        record(false);
-        return c.fail(Status::RUNTIME_ERROR, "the candidate's call failed: " + reply.value("error", std::string("?")));
+      c.state->poison_outputs();
+      RunnerReply reply = c.session->request(call_request(c.next_call++), c.options.call_timeout_s);
+      if (auto d = denied_calls(reply)) return fail_with(*d);
+      if (!reply.ok()) {
+        c.correctness_trials.push_back({trial, TrialPhase::correctness, seed, false, std::nullopt, reply.failure->error});
+        return fail_with({Status::RUNTIME_ERROR, "the candidate's call failed: " + reply.failure->error});
       }
-      c.slowest_call_us = std::max(c.slowest_call_us, reply.value("wall_us", 0.0));
+      c.slowest_call_us = std::max(c.slowest_call_us, reply.wall_us.value_or(0.0));
       OutputCheck check = c.state->check_candidate(c.options.tolerance, c.options.compare_threads);
       c.correctness_trials.push_back(trial_record(trial, TrialPhase::correctness, seed, check));
-      if (!check.passed()) {
-        record(false);
-        return c.fail(status_for_check(check), check_message(check, trial, TrialPhase::correctness));
-      }
+      if (!check.passed()) return fail_with({status_for_check(check), check_message(check, trial, TrialPhase::correctness)});
     }
+    // Device work that belongs to no call (launched at load time, say) is work no time accounts for.
+    RunnerReply activity = c.session->request(spans_request(), c.options.call_timeout_s);
+    if (!activity.spans) return fail_with({Status::RUNTIME_ERROR, "the runner's reply to a spans request carried none"});
+    if (!activity.spans->stray.empty())
+      return fail_with({Status::TIMING_ANOMALY, "device work ran outside every call: " + activity.spans->stray.front()});
   } catch (const RunnerFault& f) {
-    record(false);
-    if (f.kind == RunnerFault::Kind::timeout)
-      return c.fail(Status::TIMEOUT, "a call did not finish within " + std::to_string(static_cast<int>(c.options.call_timeout_s)) +
-                                         " s; the runner was killed");
-    return c.fail(Status::RUNTIME_ERROR, std::string("the runner died during a call: ") + f.what());
+    return fail_with(runner_fault_finding(f, "during a correctness call", c.options.call_timeout_s));
   }
   record(true);
   return true;
+}
+
+// Before the candidate is loaded the runner is ours: timing calls of its own probe kernel through
+// the same handshake as the candidate's calls measures what the worker's clock sees around a call
+// beyond its device span (docs/verdict.md, "host bound"). The lower quartile: under other workers'
+// untimed work some probes wait longer, and the timed calls later have the GPU alone.
+void Evaluator::calibrate_host_bound(Context& c) {
+  const IntegrityPolicy& p = c.options.integrity;
+  if (!m_flusher) m_flusher = std::make_unique<L2Flusher>(c.options.timing.l2_flush_factor);
+  std::vector<double> host;
+  std::vector<uint64_t> index;
+  for (int i = 0; i < p.probe_calls; ++i) {
+    m_flusher->flush(c.state->stream());
+    PTXB_CUDA_CALL(cudaStreamSynchronize(c.state->stream()));
+    index.push_back(c.next_call++);
+    auto t0 = std::chrono::steady_clock::now();
+    RunnerReply r = c.session->request(call_request(index.back(), CallTarget::probe, p.probe_us), c.options.call_timeout_s);
+    host.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    if (!r.ok()) throw EnvironmentError("runner", "the probe kernel failed: " + r.failure->error);
+  }
+  RunnerReply s = c.session->request(spans_request(), c.options.call_timeout_s);
+  if (!s.spans || s.spans->calls.size() != host.size()) throw EnvironmentError("runner", "no spans for the probe calls");
+  std::vector<double> gaps;
+  for (std::size_t i = 0; i < host.size(); ++i) gaps.push_back(host[i] - s.spans->calls[i].span_us);
+  std::sort(gaps.begin(), gaps.end());
+  c.host_overhead_us = gaps[gaps.size() / 4];
 }
 
 bool Evaluator::stage_runtime_sass(Context& c) {
@@ -410,7 +526,12 @@ bool Evaluator::stage_runtime_sass(Context& c) {
     RuntimeSass none;
     none.available = true;
     none.source = "static SASS: the cubin has no wgmma, TMA or tcgen05 opcode, so no profile was needed";
-    c.v.stages.runtime_sass = runtime_sass_section(none);
+    RuntimeSassSection section = runtime_sass_section(none);
+    CoverageRecord& cov = section.coverage.emplace();
+    cov.available = true;
+    cov.workload_flops = c.state->op().flops(c.workload);
+    c.v.tensor_core_coverage = 0.0;
+    c.v.stages.runtime_sass = section;
     c.v.runtime_mechanisms = none.mechanisms;
     return true;
   }
@@ -427,22 +548,44 @@ bool Evaluator::stage_runtime_sass(Context& c) {
     if (tool.empty()) throw EnvironmentError("runtime_sass", "ncu not found");
     argv = {tool, "--csv", "--log-file", out.string(), "--print-metric-instances", "details", "--print-kernel-base",
             "mangled", "--print-units", "base", "--clock-control", "none", "--metrics",
-            std::string(kNcuThreadTrueMetric) + "," + kNcuWarpMetric};
+            std::string(kNcuThreadTrueMetric) + "," + kNcuWarpMetric + "," + kNcuDynamicSmemMetric};
     argv.insert(argv.end(), once.begin(), once.end());
   }
-  ProcessResult r = run_process(sandboxed_spec(argv, c.scratch->path(), 1 << 20), c.options.profile_timeout_s);
-  kill_processes_mentioning(c.scratch->path().string());
+  // ncu needs the GPU's performance counters, which the driver may keep for administrators: then it
+  // runs keeping root's identity (still in the namespaces and view; the runner's seccomp filter
+  // still denies mounts, tracing, processes), and this evaluator remembers it (docs/sandbox.md).
+  auto profile = [&](bool as_root) {
+    ProcessSpec spec = tool_spec(c.options, argv, c.scratch->path(), c.library, as_root);
+    ProcessResult r = run_process(spec, c.options.profile_timeout_s);
+    kill_processes_mentioning(c.scratch->path().string());
+    return std::make_pair(spec, r);
+  };
+  auto [spec, r] = profile(!cupti && m_profile_needs_root);
   const std::string tool_name = cupti ? "CUPTI SASS counting" : "ncu";
+  std::string text = fs::exists(out) ? read_file(out) : "";
+  if (!cupti && !m_profile_needs_root && (text + r.out.text + r.err.text).find("ERR_NVGPUCTRPERM") != std::string::npos) {
+    m_profile_needs_root = true;
+    fs::remove(out);
+    std::tie(spec, r) = profile(true);
+    text = fs::exists(out) ? read_file(out) : "";
+  }
   if (r.timed_out)
     return c.fail(Status::TIMEOUT, "the candidate did not finish within " +
                                        std::to_string(static_cast<int>(c.options.profile_timeout_s)) + " s under " + tool_name);
-  if (cupti && r.status.signal == 0 && r.status.exit_code == kRunnerCallFailedExit) {
+  // Once the runner said it loads the candidate, a failure is the candidate's, whatever exit code it
+  // chose (a hostile one could pick the runner's own "setup failed" code to look like our fault).
+  const bool loaded = (r.err.text + r.out.text).find(kCandidateLoadedMarker) != std::string::npos;
+  const bool runner_failed = cupti ? !r.status.success() : text.find("The application returned an error code") != std::string::npos ||
+                                                               r.err.text.find("The application returned an error code") != std::string::npos;
+  if (runner_failed && loaded) {
     RuntimeSassSection& s = c.v.stages.runtime_sass.emplace();
     s.available = false;
     s.note = cut(r.err.text, 1500);
-    return c.fail(Status::RUNTIME_ERROR, "the candidate's call failed while its SASS was counted: " + cut(r.err.text, 1500));
+    std::string finding = sandbox_finding(spec, r);
+    return c.fail(Status::RUNTIME_ERROR, finding.empty() ? "the candidate failed while its SASS was counted (" + tool_name + "): " +
+                                                               cut(r.err.text, 1500)
+                                                         : finding + " (under " + tool_name + ")");
   }
-  std::string text = fs::exists(out) ? read_file(out) : "";
   RuntimeSass sass;
   if (cupti && r.status.success() && !text.empty()) {
     sass = runtime_sass_from_counts(sass_counts_from_json(ordered_json::parse(text)), c.listing, c.kernels, "ptxb_internal_");
@@ -452,109 +595,236 @@ bool Evaluator::stage_runtime_sass(Context& c) {
   if (!r.status.success() || !sass.available)
     throw EnvironmentError("runtime_sass", tool_name + " " + r.status.describe() + ": " +
                                                cut(sass.note + "\n" + r.out.text + r.err.text + text, 1500));
-  c.v.stages.runtime_sass = runtime_sass_section(sass);
+  RuntimeSassSection section = runtime_sass_section(sass);
+  // The launches the profiled call made of the candidate's own kernels (the timing stage holds
+  // the timed calls to them), and the share of the FLOPs its tensor cores did.
+  c.profiled = !cupti;
+  for (const auto& launch : sass.launches)
+    if (c.trusted || c.kernels.count(launch.name)) {
+      c.profiled_launches.push_back(launch);
+      section.launches.push_back(describe(launch));
+    }
+  Coverage coverage = tensor_core_coverage(sass.thread_true_per_kernel, c.mma_shapes, c.state->op().flops(c.workload));
+  CoverageRecord& cov = section.coverage.emplace();
+  cov.available = coverage.available;
+  cov.workload_flops = coverage.workload_flops;
+  cov.tensor_core_flops = coverage.tensor_flops_min;
+  cov.share = coverage.share_min();
+  if (!coverage.exact()) cov.share_max = coverage.share_max();
+  cov.note = coverage.note;
+  if (coverage.available) c.v.tensor_core_coverage = coverage.share_min();
+  c.v.stages.runtime_sass = section;
   c.v.runtime_mechanisms = sass.mechanisms;
   if (!c.trusted && !sass.foreign_kernels.empty())
     return c.fail(Status::BANNED_API, "kernels that are not in the candidate's own module ran: " + sass.foreign_kernels.front());
   return true;
 }
 
+// One timing trial (docs/verdict.md, "Timing method" and "Measurement integrity"): warm-ups, then
+// timed calls, baseline and candidate alternating call by call. The worker prepares every call
+// itself (fresh inputs from a secret counter seed, poisoned outputs, a cold L2) and checks every
+// timed call's output on random rows; one timed call per trial, chosen at random and kept secret,
+// is checked in full. The runner reports spans and launches per call at the end of the trial; the
+// worker holds them to its own clock (host bound) and to each other (same launches).
 bool Evaluator::stage_timing(Context& c) {
   if (!c.options.measure_time) {
     c.v.stages.timing.emplace().skipped = "disabled by option";
     return true;
   }
   const TimingPolicy& policy = c.options.timing;
+  const IntegrityPolicy& integrity = c.options.integrity;
   if (!m_flusher) m_flusher = std::make_unique<L2Flusher>(policy.l2_flush_factor);
   if (!m_recorder) m_recorder = std::make_unique<ActivityRecorder>();
+  WorkloadState& state = *c.state;
   TimingSection section;
   section.policy = policy_record(policy);
-  section.baseline_name = c.state->baseline_name();
-  // Every timing trial is also a correctness trial: the section lists them with the others.
+  section.baseline_name = state.baseline_name();
+  IntegrityRecord rec;
+  rec.policy = integrity.to_json();
+  rec.spot_rows = integrity.spot_rows;
+  {
+    std::vector<std::string> inputs;
+    for (const auto& t : c.workload.tensors)
+      if (!t.is_output) inputs.push_back(t.name);
+    for (std::size_t i : state.op().fresh_inputs(c.workload)) rec.fresh_inputs.push_back(inputs.at(i));
+  }
+  // Every full check is also a correctness trial: the section lists them with the others.
   auto record_trials = [&] {
     if (!c.v.stages.correctness) c.v.stages.correctness.emplace();
     c.v.stages.correctness->trials = c.correctness_trials;
   };
-  std::vector<std::vector<double>> cand, base;
-  std::set<std::string> seen_kernels;
   auto finish = [&](Status s, const std::string& message) {
+    section.integrity = rec;
     c.v.stages.timing = section;
     record_trials();
     return c.fail(s, message);
   };
-  // One side of a trial in the runner: `warmup` then `calls` timed calls.
-  auto runner_block = [&](int warmup, int calls) {
-    double budget = c.options.trial_timeout_s + 2e-6 * c.slowest_call_us * (warmup + calls);
-    ordered_json reply = c.session->request({{"op", "time"}, {"warmup", warmup}, {"calls", calls}}, budget);
-    if (!reply.value("ok", false)) throw CallFailure(reply.value("code", -1), reply.value("error", std::string("?")));
-    TrialTiming t;
-    t.spans_us = reply["spans_us"].get<std::vector<double>>();
-    for (const auto& k : reply["kernels"]) t.kernel_names.insert(k.get<std::string>());
-    t.stray_kernels = reply["stray"].get<std::vector<std::string>>();
-    t.empty_calls = reply.value("empty_calls", 0);
-    t.dropped_records = reply.value("dropped_records", 0ull);
-    return t;
-  };
-  auto baseline_block = [&](int warmup, int calls) {
-    return run_timed_calls(c.state->baseline_target(), warmup, calls, policy.poison_timed_calls, *m_flusher,
-                           *m_recorder, c.state->stream());
-  };
-  const int block = std::max(1, policy.interleave_calls);
+  // Which rows are checked and which call is checked in full: never told to the runner.
+  std::mt19937_64 secret(derive_seed(c.seed, 4000));
+  auto flush = [this](cudaStream_t s) { m_flusher->flush(s); };
+  TimedTarget baseline = state.baseline_target();
+  std::vector<std::vector<double>> cand, base;
+  std::set<std::string> seen_kernels;
+  std::optional<std::vector<KernelLaunch>> timed_launches;
+  const int calls_per_trial = policy.warmup_calls + policy.timed_calls;
+  const double call_budget_s = c.options.call_timeout_s + 2e-6 * c.slowest_call_us;
   for (int trial = 1; trial <= policy.trials; ++trial) {
-    uint64_t seed = derive_seed(c.seed, 2000 + static_cast<uint64_t>(trial));
-    c.state->prepare_trial(seed);
-    TrialTiming b, t;
+    const uint64_t seed = derive_seed(c.seed, 2000 + static_cast<uint64_t>(trial));
+    state.begin_trial(seed);
+    const int full_call = static_cast<int>(secret() % static_cast<uint64_t>(policy.timed_calls));
+    std::vector<CallWindow> base_windows;
+    std::vector<uint64_t> cand_index;
+    std::vector<double> host_us;
+    (void)m_recorder->drain();
+    const uint64_t dropped_before = m_recorder->dropped();
     try {
-      // Warm both sides, then alternate blocks of calls: baseline, candidate, baseline, ...
-      append_timing(b, baseline_block(policy.warmup_calls, 0));
-      append_timing(t, runner_block(policy.warmup_calls, 0));
-      for (int done = 0; done < policy.timed_calls; done += block) {
-        int n = std::min(block, policy.timed_calls - done);
-        append_timing(b, baseline_block(0, n));
-        append_timing(t, runner_block(0, n));
+      for (int j = 0; j < calls_per_trial; ++j) {
+        const bool timed = j >= policy.warmup_calls;
+        const int k = j - policy.warmup_calls;
+        // The baseline, in this process (our own activity records: trusted).
+        state.prepare_call(derive_seed(seed, 2 * static_cast<uint64_t>(j)), WorkloadState::Side::baseline, flush, false);
+        CallWindow w{static_cast<uint64_t>(j), ActivityRecorder::now_ns(), 0};
+        int rc = baseline.call(state.stream());
+        cudaError_t sync = cudaDeviceSynchronize();
+        w.end_ns = ActivityRecorder::now_ns();
+        check_call_result(rc, sync);  // the baseline's failure is ours (CallFailure → INFRA_ERROR)
+        if (timed) base_windows.push_back(w);
+        if (trial == 1 && k == 0) {
+          state.compute_reference();
+          OutputCheck bc = state.check_baseline(c.options.tolerance, c.options.compare_threads);
+          section.baseline_check = trial_record(trial, TrialPhase::baseline, seed, bc);
+          if (!bc.passed()) throw Error("baseline", state.baseline_name() + " failed the correctness rule against the reference");
+        }
+        // The candidate, in the runner, under the worker's own clock.
+        const bool full = timed && k == full_call;
+        state.prepare_call(derive_seed(seed, 2 * static_cast<uint64_t>(j) + 1), WorkloadState::Side::candidate, flush, full);
+        const uint64_t index = c.next_call++;
+        auto h0 = std::chrono::steady_clock::now();
+        RunnerReply reply = c.session->request(call_request(index), call_budget_s);
+        const double host = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count();
+        if (auto d = denied_calls(reply)) return finish(d->status, d->message);
+        if (!reply.ok()) return finish(Status::RUNTIME_ERROR, "a timed call failed: " + reply.failure->error);
+        if (!timed) continue;
+        cand_index.push_back(index);
+        host_us.push_back(host);
+        OutputCheck spot = state.spot_check(secret, integrity.spot_rows, c.options.tolerance);
+        ++rec.spot_checked_calls;
+        if (!spot.passed()) {
+          ++rec.spot_failed_calls;
+          c.correctness_trials.push_back(trial_record(trial, TrialPhase::spot_check, seed, spot));
+          return finish(Status::INCORRECT_NUMERICAL,
+                        check_message(spot, trial, TrialPhase::spot_check) + ": timed call " + std::to_string(k + 1) +
+                            " of trial " + std::to_string(trial) +
+                            " is wrong on rows sampled at random (spot check of every timed call)");
+        }
+        if (full) {
+          state.compute_reference();
+          OutputCheck check = state.check_candidate(c.options.tolerance, c.options.compare_threads);
+          c.correctness_trials.push_back(trial_record(trial, TrialPhase::timing, seed, check));
+          rec.full_checks.push_back({trial, k, check.passed()});
+          if (!check.passed())
+            return finish(status_for_check(check), check_message(check, trial, TrialPhase::timing) +
+                                                       ": timed call " + std::to_string(k + 1) +
+                                                       " (checked in full, chosen at random) is wrong");
+        }
       }
     } catch (const RunnerFault& f) {
-      if (f.kind == RunnerFault::Kind::timeout) return finish(Status::TIMEOUT, "a timing trial did not finish in time");
-      return finish(Status::RUNTIME_ERROR, std::string("the runner died while timing: ") + f.what());
+      Finding found = runner_fault_finding(f, "in a timed call", call_budget_s);
+      return finish(found.status, found.message);
     } catch (const CallFailure& f) {
-      return finish(Status::RUNTIME_ERROR, std::string("a timed call failed: ") + f.what());
+      throw Error("baseline", state.baseline_name() + " failed: " + f.what());
     }
-    if (trial == 1) {
-      OutputCheck bc = c.state->check_baseline(c.options.tolerance, c.options.compare_threads);
-      section.baseline_check = trial_record(trial, TrialPhase::baseline, seed, bc);
-      if (!bc.passed()) throw Error("baseline", c.state->baseline_name() + " failed the correctness rule against the reference");
+    // The runner's account of the trial: every call's span and launches, and what ran outside them.
+    RunnerReply report;
+    try {
+      report = c.session->request(spans_request(), c.options.call_timeout_s);
+    } catch (const RunnerFault& f) {
+      Finding found = runner_fault_finding(f, "reporting spans", c.options.call_timeout_s);
+      return finish(found.status, found.message);
     }
-    OutputCheck check = c.state->check_candidate(c.options.tolerance, c.options.compare_threads);
-    c.correctness_trials.push_back(trial_record(trial, TrialPhase::timing, seed, check));
-    if (!check.passed())
-      return finish(status_for_check(check), check_message(check, trial, TrialPhase::timing) +
-                                                 ": the output of the last timed call is wrong");
-    seen_kernels.insert(t.kernel_names.begin(), t.kernel_names.end());
-    if (!t.stray_kernels.empty())
-      return finish(Status::TIMING_ANOMALY, "device work ran outside the timed calls: " + t.stray_kernels.front());
-    if (t.empty_calls > 0) return finish(Status::TIMING_ANOMALY, "a timed call launched no device work at all");
-    if (t.dropped_records > 0 || b.dropped_records > 0)
-      throw Error("timing", "CUPTI dropped activity records; the timing is incomplete");
-    base.push_back(b.spans_us);
-    cand.push_back(t.spans_us);
+    if (!report.spans) return finish(Status::RUNTIME_ERROR, "the runner's reply to a spans request carried none");
+    rec.stray = report.spans->stray;
+    if (!report.spans->stray.empty())
+      return finish(Status::TIMING_ANOMALY, "device work ran outside the timed calls: " + report.spans->stray.front());
+    if (report.spans->dropped_records > 0) throw Error("timing", "CUPTI dropped activity records; the timing is incomplete");
+    std::map<uint64_t, const CallActivity*> by_index;
+    for (const auto& a : report.spans->calls) by_index[a.index] = &a;
+    std::vector<double> spans;
+    for (std::size_t i = 0; i < cand_index.size(); ++i) {
+      auto it = by_index.find(cand_index[i]);
+      if (it == by_index.end())
+        return finish(Status::RUNTIME_ERROR, "the runner reported no span for timed call " + std::to_string(i + 1));
+      const CallActivity& a = *it->second;
+      bool own_kernel = false;
+      for (const auto& k : a.kernels) {
+        seen_kernels.insert(k.name);
+        own_kernel = own_kernel || c.trusted || c.kernels.count(k.name);
+      }
+      if (a.empty || !own_kernel)
+        return finish(Status::TIMING_ANOMALY, std::string("timed call ") + std::to_string(i + 1) + " of trial " +
+                                                  std::to_string(trial) + " launched " +
+                                                  (a.empty ? "no device work at all" : "no kernel of the candidate's own module"));
+      std::vector<KernelLaunch> launches = launch_set(a.kernels);
+      if (!timed_launches) timed_launches = launches;
+      else if (std::string d = launch_difference(*timed_launches, launches); !d.empty())
+        return finish(Status::TIMING_ANOMALY, "the timed calls did not all launch the same kernels: " + d);
+      spans.push_back(a.span_us);
+    }
+    HostBound bound = check_host_bound(host_us, spans, c.host_overhead_us, integrity);
+    rec.host_bound.push_back({trial, bound.overhead_us, bound.excess_us, bound.allowed_us, bound.impossible_calls, bound.passed()});
+    if (bound.impossible_calls > 0)
+      return finish(Status::TIMING_ANOMALY, "a reported span is longer than the worker's whole wait for its call: the runner's report is forged");
+    if (!bound.passed())
+      return finish(Status::TIMING_ANOMALY,
+                    fmt::format("the worker's own clock saw {:.0f} us per call (median) beyond the reported device span and the "
+                                "calibrated overhead of a call ({:.0f} us); at most {:.0f} us are allowed. Host work inside "
+                                "ptxb_run before its first launch counts here, as a span reported shorter than the truth would",
+                                bound.excess_us, bound.overhead_us, bound.allowed_us));
+    Attribution b = attribute_records(m_recorder->drain(), base_windows);
+    if (m_recorder->dropped() > dropped_before) throw Error("timing", "CUPTI dropped activity records; the timing is incomplete");
+    std::vector<double> base_spans;
+    for (const auto& a : b.calls) base_spans.push_back(a.span_us);
+    base.push_back(base_spans);
+    cand.push_back(spans);
   }
   section.kernels = std::vector<std::string>(seen_kernels.begin(), seen_kernels.end());
+  if (timed_launches)
+    for (const auto& k : *timed_launches) rec.launches.push_back(describe(k));
   if (!c.trusted)
     for (const auto& k : seen_kernels)
       if (!c.kernels.count(k)) return finish(Status::BANNED_API, "a kernel that is not in the candidate's own module ran in a timed call: " + k);
+  // The target-instruction claim comes from the profiled call: it must be the timed code path.
+  if (c.profiled && timed_launches)
+    if (std::string d = launch_difference(launch_set(c.profiled_launches), *timed_launches); !d.empty())
+      return finish(Status::TIMING_ANOMALY, "the profiled call and the timed calls launched different kernels: " + d +
+                                                " (what the runtime-SASS counts describe must be what was timed)");
 
-  const Operator& op = c.state->op();
+  const Operator& op = state.op();
   double flops = op.flops(c.workload), bytes = op.min_bytes(c.workload);
   double floor_us = 0.0;
   if (auto peaks = peaks_for(c.v.environment ? c.v.environment->gpu.name : ""))
     floor_us = roofline_floor_us(*peaks, flops, bytes);
   TimingSummary summary = summarize_timing(cand, base, floor_us);
   section.result = timing_result(summary, flops, bytes);
+  // The baseline against this GPU's calibration: slower beyond the margin is the GPU's problem (or
+  // work someone left on it), never a bigger speedup.
+  char bus[32] = {0};
+  cudaDeviceGetPCIBusId(bus, sizeof bus, c.options.device);
+  BaselineJudgement judged = BaselineCalibration((c.v.environment ? c.v.environment->gpu.name : "gpu") + "@" + bus)
+                                 .judge(c.workload.definition->name + "/" + c.workload.workload.uuid + "/" + state.baseline_name(),
+                                        summary.baseline.median_us, integrity.baseline_margin);
+  rec.baseline_calibration = CalibrationRecord{judged.calibrated_us, judged.measured_us, judged.margin, judged.within, judged.recorded};
+  section.integrity = rec;
   c.v.stages.timing = section;
   record_trials();
   c.v.candidate_us = summary.candidate.mean_us;
   c.v.baseline_us = summary.baseline.mean_us;
-  c.v.baseline_name = c.state->baseline_name();
+  c.v.baseline_name = state.baseline_name();
+  if (!judged.within)
+    return c.fail(Status::INFRA_ERROR,
+                  fmt::format("the baseline ran {:.1f}% slower than this GPU's calibration ({:.1f} us against {:.1f} us, margin "
+                              "{:.0f}%): the GPU is throttled, sick or shared; the evaluation must be re-run, it is not scored",
+                              (judged.ratio() - 1) * 100, judged.measured_us, *judged.calibrated_us, judged.margin * 100));
   if (summary.below_floor)
     return c.fail(Status::TIMING_ANOMALY, "the measured time is below the roofline floor of this workload");
   c.v.speedup = summary.speedup;

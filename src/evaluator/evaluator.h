@@ -47,6 +47,7 @@ class Evaluator {
   Verdict run_stages(Context& c);
   bool stage_sanitize(Context& c);
   bool stage_correctness(Context& c);
+  void calibrate_host_bound(Context& c);
   bool stage_runtime_sass(Context& c);
   bool stage_timing(Context& c);
   WorkloadState& state_for(const ResolvedWorkload& w);
@@ -57,6 +58,7 @@ class Evaluator {
   std::unique_ptr<StateBudget> m_budget;
   std::unique_ptr<L2Flusher> m_flusher;
   std::unique_ptr<ActivityRecorder> m_recorder;
+  bool m_profile_needs_root = false;  ///< ncu found the performance counters reserved for administrators
 };
 
 }  // namespace ptxbench

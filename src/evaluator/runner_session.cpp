@@ -8,8 +8,6 @@
 
 namespace ptxbench {
 
-Enforcement RunnerSandboxOptions::sandbox_enforcement_default() { return sandbox_enforcement_setting(); }
-
 SandboxPolicy runner_sandbox_policy(const fs::path& scratch, const std::vector<fs::path>& readable,
                                     const RunnerSandboxOptions& options, bool keep_root) {
   SandboxPolicy p;
@@ -27,6 +25,8 @@ SandboxPolicy runner_sandbox_policy(const fs::path& scratch, const std::vector<f
     std::error_code ec;
     if (!path.empty()) p.read_only.push_back(fs::canonical(path, ec).parent_path().string());
   }
+  // ncu's launcher looks for its installation beside the toolkit or under /opt/nvidia.
+  p.read_only.push_back("/opt/nvidia");
   for (const auto& r : readable) p.read_only.push_back(fs::absolute(r).string());
   p.writable = {fs::absolute(scratch).string()};
   p.gpu_devices = true;
@@ -103,10 +103,16 @@ void RunnerSession::fail(RunnerFault::Kind kind, const std::string& what) {
   throw RunnerFault(kind, what.empty() ? how : what + " (runner " + how + ")");
 }
 
-RunnerReply RunnerSession::request(const RunnerRequest& request, double timeout_s, const std::vector<int>& fds) {
+RunnerReply RunnerSession::request(RunnerRequest request, double timeout_s, const std::vector<int>& fds) {
+  request.seq = ++m_seq;
   try {
     m_channel->send(to_json(request), fds);
-    return runner_reply_from_json(m_channel->receive(timeout_s));
+    RunnerReply reply = runner_reply_from_json(m_channel->receive(timeout_s));
+    if (reply.seq != request.seq)
+      fail(RunnerFault::Kind::protocol, "a reply out of step (number " + std::to_string(reply.seq) + " for request " +
+                                            std::to_string(request.seq) +
+                                            "): something other than the runner wrote to its control channel");
+    return reply;
   } catch (const ChannelError& e) {
     if (e.kind == ChannelFailure::timeout) fail(RunnerFault::Kind::timeout, "");
     // Closed: give the process a moment to finish dying so its status is accurate.
@@ -114,17 +120,6 @@ RunnerReply RunnerSession::request(const RunnerRequest& request, double timeout_
     fail(e.kind == ChannelFailure::closed ? RunnerFault::Kind::died : RunnerFault::Kind::protocol, "");
   } catch (const InputError& e) {
     fail(RunnerFault::Kind::protocol, e.what());  // a reply that is not one: forged or corrupted
-  }
-}
-
-ordered_json RunnerSession::request(const ordered_json& message, double timeout_s) {
-  try {
-    m_channel->send(message);
-    return m_channel->receive(timeout_s);
-  } catch (const ChannelError& e) {
-    if (e.kind == ChannelFailure::timeout) fail(RunnerFault::Kind::timeout, "");
-    m_child->wait_for(2.0);
-    fail(e.kind == ChannelFailure::closed ? RunnerFault::Kind::died : RunnerFault::Kind::protocol, "");
   }
 }
 

@@ -12,17 +12,10 @@
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "runner/protocol.h"
+#include "sandbox/host_paths.h"
 #include "sandbox/sandbox.h"
 
 namespace ptxbench {
-
-/// How runners are sandboxed on this host (EvalOptions carries it per evaluation).
-struct RunnerSandboxOptions {
-  Enforcement enforcement = sandbox_enforcement_default();
-  uint64_t memory_bytes = uint64_t{24} << 30;  ///< host memory of a runner (and its tool), a cgroup
-  /// The default of $PTXBENCH_SANDBOX (host_paths.h).
-  static Enforcement sandbox_enforcement_default();
-};
 
 struct RunnerLaunch {
   std::string runner_path;  ///< ptxbench-runner
@@ -60,11 +53,10 @@ class RunnerSession {
   RunnerSession(const RunnerSession&) = delete;
   RunnerSession& operator=(const RunnerSession&) = delete;
 
-  /// Sends `request` (with `fds`, for setup), returns the reply (which may carry a failure).
-  /// Throws RunnerFault; after a fault the runner is dead (killed if it was still running).
-  RunnerReply request(const RunnerRequest& request, double timeout_s, const std::vector<int>& fds = {});
-  /// Untyped form, kept only until the evaluator's stages speak runner/protocol.h (same session).
-  ordered_json request(const ordered_json& message, double timeout_s);
+  /// Sends `request` (numbered; with `fds`, for setup), returns the reply (which may carry a
+  /// failure). Throws RunnerFault; after a fault the runner is dead (killed if it was still running).
+  /// A reply out of step (a forged line in the channel) is a protocol fault.
+  RunnerReply request(RunnerRequest request, double timeout_s, const std::vector<int>& fds = {});
   /// Everything the runner printed (candidate printf included), capped.
   [[nodiscard]] std::string output();
   /// Ends the runner (asks, then kills after 2 s) and returns everything it printed.
@@ -77,6 +69,7 @@ class RunnerSession {
   std::shared_ptr<Sandbox> m_sandbox;
   std::unique_ptr<ChildProcess> m_child;
   std::unique_ptr<ControlChannel> m_channel;
+  uint64_t m_seq = 0;
 };
 
 }  // namespace ptxbench

@@ -64,8 +64,6 @@ class WorkloadState {
     std::vector<Fd> fds;  ///< fds[t.fd_index] names the allocation of tensor t
   };
   [[nodiscard]] SharedTensors shared_tensors() const;
-  /// The tensors without their descriptors (kept until the evaluator sends shared_tensors()).
-  [[nodiscard]] std::vector<WireTensor> wire_tensors() const { return shared_tensors().tensors; }
   /// The baseline bound to the current inputs and its own outputs, poisoned like a candidate.
   [[nodiscard]] TimedTarget baseline_target();
   [[nodiscard]] std::string baseline_name() const;

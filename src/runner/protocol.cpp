@@ -106,7 +106,7 @@ WireTensor wire_tensor_from_json(const ordered_json& j) {
 }
 
 ordered_json to_json(const RunnerRequest& r) {
-  ordered_json j = {{"op", to_string(r.op)}};
+  ordered_json j = {{"op", to_string(r.op)}, {"seq", r.seq}};
   if (r.setup) {
     ordered_json tensors = ordered_json::array();
     for (const auto& t : r.setup->tensors) tensors.push_back(to_json(t));
@@ -124,6 +124,7 @@ ordered_json to_json(const RunnerRequest& r) {
 RunnerRequest runner_request_from_json(const ordered_json& j) {
   RunnerRequest r;
   r.op = parse_runner_op(parsed("request", [&] { return j.at("op").get<std::string>(); }));
+  r.seq = parsed("request", [&] { return j.value("seq", uint64_t{0}); });
   if (r.op == RunnerOp::setup) {
     r.setup = parsed("setup request", [&] {
       SetupRequest s;
@@ -147,7 +148,7 @@ RunnerRequest runner_request_from_json(const ordered_json& j) {
 }
 
 ordered_json to_json(const RunnerReply& r) {
-  ordered_json j = {{"ok", r.ok()}};
+  ordered_json j = {{"ok", r.ok()}, {"seq", r.seq}};
   if (r.ready) j["ready"] = true;
   if (r.failure) j["failure"] = {{"kind", kind_name(r.failure->kind)}, {"code", r.failure->code}, {"error", r.failure->error}};
   if (!r.violations.empty()) j["violations"] = r.violations;
@@ -164,6 +165,7 @@ ordered_json to_json(const RunnerReply& r) {
 RunnerReply runner_reply_from_json(const ordered_json& j) {
   return parsed("reply", [&] {
     RunnerReply r;
+    r.seq = j.value("seq", uint64_t{0});
     r.ready = j.value("ready", false);
     if (j.contains("failure")) {
       const auto& f = j.at("failure");

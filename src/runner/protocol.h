@@ -57,6 +57,9 @@ struct CallRequest {
 
 struct RunnerRequest {
   RunnerOp op = RunnerOp::exit;
+  /// Numbered by the worker; the reply echoes it. A line that something else wrote into the
+  /// channel (a candidate forging a reply) puts every later reply out of step, which the worker sees.
+  uint64_t seq = 0;
   std::optional<SetupRequest> setup;
   std::optional<CallRequest> call;
 };
@@ -83,6 +86,7 @@ struct SpansReport {
 };
 
 struct RunnerReply {
+  uint64_t seq = 0;                          ///< the request's
   std::optional<RunnerFailureInfo> failure;  ///< absent: ok
   bool ready = false;                        ///< the first line
   /// System calls the sandbox denied so far (cumulative; reported by the runner, so a hostile

@@ -172,7 +172,9 @@ int serve(int fd, int device, bool seccomp) {
     try {
       RunnerRequest request = runner_request_from_json(channel.receive(-1));
       if (request.op == RunnerOp::exit) return 0;
+      reply.seq = request.seq;
       reply = session.handle(request);
+      reply.seq = request.seq;
     } catch (const ChannelError&) {
       return 0;  // the worker went away
     } catch (const std::exception& e) {
@@ -224,6 +226,7 @@ int once(const std::string& library, const std::string& spec_path, uint64_t seed
       a.add(p, spec);
     }
     PTXB_CUDA_CALL(cudaStreamSynchronize(stream));
+    std::fprintf(stderr, "%s\n", kCandidateLoadedMarker);
     auto lib = load_restricted(library, seccomp, SeccompProfile::tool_target);
     TimedTarget target;
     CandidateEntry entry = lib->entry();

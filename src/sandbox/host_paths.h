@@ -22,4 +22,10 @@ std::vector<std::string> ld_library_path_dirs();
 /// $PTXBENCH_SANDBOX_FS is read too). Throws InputError for another value.
 Enforcement sandbox_enforcement_setting();
 
+/// How runners are sandboxed (EvalOptions carries it per evaluation).
+struct RunnerSandboxOptions {
+  Enforcement enforcement = sandbox_enforcement_setting();
+  uint64_t memory_bytes = uint64_t{24} << 30;  ///< host memory of a runner (and its tool), a cgroup
+};
+
 }  // namespace ptxbench

@@ -61,11 +61,15 @@ CandidateSuite load_suite(const fs::path& suite_file) {
     }
     const auto& e = check.member(c, path, "expect");
     std::string epath = path + ".expect";
-    check.only_fields(e, epath, {"status", "static_hgmma", "c_gen4", "d_tma"});
+    check.only_fields(e, epath, {"status", "static_hgmma", "c_gen4", "d_tma", "strict_target", "speedup_below",
+                                 "message_contains"});
     out.expect.status = check.enum_field(e, epath, "status", status_from_name);
     out.expect.static_hgmma = optional_bool(check, e, epath, "static_hgmma");
     out.expect.c_gen4 = optional_bool(check, e, epath, "c_gen4");
     out.expect.d_tma = optional_bool(check, e, epath, "d_tma");
+    out.expect.strict_target = optional_bool(check, e, epath, "strict_target");
+    if (e.contains("speedup_below")) out.expect.speedup_below = check.number_field(e, epath, "speedup_below");
+    if (e.contains("message_contains")) out.expect.message_contains = check.string_field(e, epath, "message_contains");
     for (const auto& other : suite.cases)
       if (other.name == out.name) check.fail(path + ".name", "case name '" + out.name + "' used twice");
     suite.cases.push_back(std::move(out));
@@ -89,7 +93,13 @@ std::vector<std::string> expectation_mismatches(const SuiteExpectation& expect, 
     };
     check(expect.c_gen4, &Mechanisms::c_gen4, "C_Gen4 (wgmma)");
     check(expect.d_tma, &Mechanisms::d_tma, "D_TMA");
+    if (expect.strict_target && v.target_instruction_strict != *expect.strict_target)
+      out.push_back(std::string("strict target rule ") + (v.target_instruction_strict ? "met" : "not met"));
+    if (expect.speedup_below && v.speedup && *v.speedup >= *expect.speedup_below)
+      out.push_back("speedup " + std::to_string(*v.speedup) + ", expected below " + std::to_string(*expect.speedup_below));
   }
+  if (!expect.message_contains.empty() && v.message.find(expect.message_contains) == std::string::npos)
+    out.push_back("message lacks '" + expect.message_contains + "'");
   return out;
 }
 

@@ -18,6 +18,11 @@ struct SuiteExpectation {
   std::optional<bool> static_hgmma;  ///< HGMMA present in the static SASS
   std::optional<bool> c_gen4;        ///< wgmma executed (PASSED verdicts)
   std::optional<bool> d_tma;         ///< bulk tensor copies executed (PASSED verdicts)
+  /// Adversarial cases: the strict target-instruction rule (tensor-core coverage), an upper bound
+  /// on the speedup (a cheat that must not look fast), a phrase the verdict's message must hold.
+  std::optional<bool> strict_target;
+  std::optional<double> speedup_below;
+  std::string message_contains;
 };
 
 struct SuiteCase {

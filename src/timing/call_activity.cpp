@@ -6,6 +6,10 @@
 
 namespace ptxbench {
 
+bool KernelLaunch::operator==(const KernelLaunch& o) const {
+  return std::tie(name, grid, block, dynamic_smem) == std::tie(o.name, o.grid, o.block, o.dynamic_smem);
+}
+
 bool KernelLaunch::operator<(const KernelLaunch& o) const {
   return std::tie(name, grid, block, dynamic_smem) < std::tie(o.name, o.grid, o.block, o.dynamic_smem);
 }

@@ -29,7 +29,7 @@ struct KernelLaunch {
   std::string name;
   std::array<uint32_t, 3> grid{}, block{};
   uint32_t dynamic_smem = 0;
-  bool operator==(const KernelLaunch&) const = default;
+  bool operator==(const KernelLaunch& o) const;  // not `= default`: .cu files include this as C++17
   bool operator<(const KernelLaunch& o) const;
 };
 ordered_json to_json(const KernelLaunch& k);

@@ -8,6 +8,7 @@ constexpr EnumName<TrialPhase> kPhases[] = {
     {TrialPhase::correctness, "correctness"},
     {TrialPhase::timing, "timing"},
     {TrialPhase::baseline, "baseline"},
+    {TrialPhase::spot_check, "spot_check"},
 };
 }  // namespace
 

@@ -17,8 +17,9 @@ namespace ptxbench {
 /// Which call a trial checked.
 enum class TrialPhase {
   correctness,  ///< a correctness call (fresh inputs)
-  timing,       ///< the last timed call of a timing trial
+  timing,       ///< the timed call of a timing trial checked in full (chosen at random; schema 1: the last)
   baseline,     ///< the baseline's own output (checked at the first timing trial)
+  spot_check,   ///< sampled rows of a timed call (only a failing one is recorded)
 };
 
 std::string to_string(TrialPhase p);

@@ -49,6 +49,9 @@ struct Environment {
   std::string ptxbench_version;
   std::string nvcc;  ///< `nvcc --version`
   EvalOptionsRecord options;
+  /// What the runner's sandbox enforced on this host (sandbox/sandbox_policy.h); a host without
+  /// the permissions gets a weaker one, and a report can say so.
+  std::optional<ordered_json> sandbox;
 };
 
 void to_json(ordered_json& j, const GpuRecord& g);

@@ -85,6 +85,8 @@ void to_json(ordered_json& j, const RuntimeSassSection& s) {
     j["thread_true_opcodes"] = s.thread_true_opcodes;
     j["warp_executed_opcodes"] = s.warp_executed_opcodes;
     if (!s.foreign_kernels.empty()) j["foreign_kernels"] = s.foreign_kernels;
+    if (!s.launches.empty()) j["launches"] = s.launches;
+    write_optional(j, "coverage", s.coverage);
   }
   write_stage_record(j, s);
 }
@@ -99,6 +101,8 @@ void from_json(const ordered_json& j, RuntimeSassSection& s) {
   read_field(j, "thread_true_opcodes", s.thread_true_opcodes);
   read_field(j, "warp_executed_opcodes", s.warp_executed_opcodes);
   read_field(j, "foreign_kernels", s.foreign_kernels);
+  read_field(j, "launches", s.launches);
+  read_field(j, "coverage", s.coverage);
   read_stage_record(j, s);
 }
 

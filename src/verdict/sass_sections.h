@@ -10,6 +10,7 @@
 #include "sass/opcode_counts.h"
 #include "sass/runtime_sass.h"
 #include "sass/sass_listing.h"
+#include "verdict/integrity_section.h"
 #include "verdict/stage_record.h"
 
 namespace ptxbench {
@@ -45,6 +46,9 @@ struct RuntimeSassSection : StageRecord<RuntimeSassSection> {
   OpcodeCounts thread_true_opcodes;
   OpcodeCounts warp_executed_opcodes;
   std::vector<std::string> foreign_kernels;  ///< launched kernels not in the candidate's cubin
+  /// The profiled call's launches of the candidate's kernels; the timed calls must repeat them.
+  std::vector<std::string> launches;
+  std::optional<CoverageRecord> coverage;  ///< tensor-core FLOP share (schema 2)
 
   [[nodiscard]] bool measured() const { return available.value_or(false); }
 };

@@ -79,6 +79,7 @@ void to_json(ordered_json& j, const TimingSection& s) {
   else write_optional(j, "baseline", s.baseline_name);
   write_optional(j, "baseline_check", s.baseline_check);
   write_optional(j, "kernels", s.kernels);
+  write_optional(j, "integrity", s.integrity);
   if (const auto& r = s.result) {
     j["candidate"] = r->candidate;
     j["paired_ratios"] = r->paired_ratios;
@@ -118,6 +119,7 @@ void from_json(const ordered_json& j, TimingSection& s) {
   }
   read_field(j, "baseline_check", s.baseline_check);
   read_field(j, "kernels", s.kernels);
+  read_field(j, "integrity", s.integrity);
   read_stage_record(j, s);
 }
 

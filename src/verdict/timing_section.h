@@ -9,6 +9,7 @@
 #include "timing/timing_policy.h"
 #include "timing/timing_summary.h"
 #include "verdict/correctness_section.h"
+#include "verdict/integrity_section.h"
 #include "verdict/stage_record.h"
 
 namespace ptxbench {
@@ -60,6 +61,7 @@ struct TimingSection : StageRecord<TimingSection> {
   std::optional<std::string> baseline_name;
   std::optional<TrialRecord> baseline_check;
   std::optional<std::vector<std::string>> kernels;  ///< kernels seen in timed calls (all trials ran)
+  std::optional<IntegrityRecord> integrity;          ///< what the integrity checks saw (schema 2)
   std::optional<TimingResult> result;
 };
 

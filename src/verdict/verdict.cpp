@@ -48,6 +48,8 @@ void read_verdict(const ordered_json& j, Verdict& v) {
       require_json_object(ti);
       read_field(ti, "rule", v.target_rule);
       read_field(ti, "correct", v.target_instruction_correct);
+      read_field(ti, "strict_correct", v.target_instruction_strict);
+      read_field(ti, "coverage", v.tensor_core_coverage);
       if (ti.contains("runtime_mechanisms") && !ti["runtime_mechanisms"].is_null()) {
         try {
           v.runtime_mechanisms = mechanisms_from_json(ti["runtime_mechanisms"]);
@@ -121,6 +123,11 @@ std::vector<StageTiming> stage_timings(const StageSections& s) {
   return out;
 }
 
+std::string strict_target_rule() {
+  return "PASSED and at least " + std::to_string(static_cast<int>(kStrictCoverage * 100)) +
+         "% of the workload's FLOPs executed on tensor-core MMA instructions (executed per-instruction counts × shapes)";
+}
+
 std::string Verdict::rule() const { return target_rule.empty() ? target_instruction_rule(arch) : target_rule; }
 
 ordered_json Verdict::to_json() const {
@@ -134,6 +141,11 @@ ordered_json Verdict::to_json() const {
   j["arch"] = arch;
   ordered_json ti = {{"rule", rule()}, {"correct", target_instruction_correct}};
   if (runtime_mechanisms) ti["runtime_mechanisms"] = ptxbench::to_json(*runtime_mechanisms);
+  if (tensor_core_coverage) {
+    ti["strict_rule"] = strict_target_rule();
+    ti["strict_correct"] = target_instruction_strict;
+    ti["coverage"] = *tensor_core_coverage;
+  }
   j["target_instruction"] = ti;
   j["speedup"] = value_or_null(speedup);
   j["candidate_us"] = value_or_null(candidate_us);

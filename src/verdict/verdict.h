@@ -60,6 +60,10 @@ struct Verdict {
   std::string target_rule;
   std::optional<Mechanisms> runtime_mechanisms;
   bool target_instruction_correct = false;
+  /// The strict variant (docs/verdict.md): PASSED and tensor-core coverage ≥ kStrictCoverage.
+  bool target_instruction_strict = false;
+  /// Share of the workload's FLOPs executed on tensor-core MMA instructions (lower end), when measured.
+  std::optional<double> tensor_core_coverage;
   std::optional<double> speedup;
   std::optional<double> candidate_us;
   std::optional<double> baseline_us;
@@ -81,6 +85,10 @@ struct Verdict {
   /// type, an unknown status or a newer schema is an InputError naming the field.
   static Verdict from_json(const ordered_json& j);
 };
+
+/// The strict target-instruction rule's coverage threshold, and its statement.
+inline constexpr double kStrictCoverage = 0.9;
+std::string strict_target_rule();
 
 /// The rule that makes a PASSED verdict target-instruction correct on an architecture.
 std::string target_instruction_rule(const std::string& arch);

@@ -388,8 +388,8 @@ TEST(VerdictSections, BadNamesAndTypesNameTheField) {
             "verdict: status: unknown verdict status 'PASS' (expected PASSED, COMPILE_ERROR, BANNED_API, ABI_ERROR, "
             "SANITIZER_ERROR, TIMEOUT, INCORRECT_NUMERICAL, RUNTIME_ERROR, TIMING_ANOMALY or INFRA_ERROR)");
   EXPECT_EQ(with(ptr("/stages/correctness/trials/1/phase"), "warmup"),
-            "verdict: stages.correctness.trials[1].phase: unknown trial phase 'warmup' (expected correctness, timing or "
-            "baseline)");
+            "verdict: stages.correctness.trials[1].phase: unknown trial phase 'warmup' (expected correctness, timing, "
+            "baseline or spot_check)");
   EXPECT_EQ(with(ptr("/stages/compile/status"), "exploded"),
             "verdict: stages.compile.status: unknown compile status 'exploded' (expected ok, compile_error, banned_api, "
             "abi_error or timeout)");
@@ -422,5 +422,5 @@ TEST(VerdictSections, EnumNamesRoundTripAndBadNamesListTheGoodOnes) {
   EXPECT_EQ(error_of([] { (void)parse_output_problem_kind("oob"); }),
             "output problem kind: unknown output problem kind 'oob' (expected guard_written or input_modified)");
   EXPECT_EQ(error_of([] { (void)parse_trial_phase(""); }),
-            "trial phase: unknown trial phase '' (expected correctness, timing or baseline)");
+            "trial phase: unknown trial phase '' (expected correctness, timing, baseline or spot_check)");
 }

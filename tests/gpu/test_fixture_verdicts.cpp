@@ -68,6 +68,32 @@ TEST_F(FixtureVerdicts, EveryFixtureGetsItsExpectedVerdict) {
   EXPECT_EQ(after.status, Status::PASSED) << after.message;
 }
 
+// The adversarial suite (issues 15 and 16): each case plays one trick, to fake a correct answer,
+// a time or the target-instruction claim, or to reach outside the sandbox; its expected verdict is
+// the one that shows the trick failed. Printed with the coverage and the messages for the results.
+TEST_F(FixtureVerdicts, AdversarialCandidatesGetTheVerdictsThatShowTheirTrickFailed) {
+  Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
+  CandidateSuite suite = load_suite(fs::path(PTXBENCH_TEST_DATA) / "fixtures/gemm/adversarial_suite.json");
+  ASSERT_GE(suite.cases.size(), 10u);
+  Evaluator evaluator(catalog, test_options());
+  for (const auto& c : suite.cases) {
+    SCOPED_TRACE(c.name);
+    Verdict v = evaluator.evaluate_source(suite.definition, "", c.source);
+    keep_verdict("adversarial_" + c.name, v);
+    fmt::print("[adversarial] {:<40} {:<20} speedup {:.4f} coverage {:.4f} strict {} {}\n", c.name, to_string(v.status),
+               v.speedup.value_or(0.0), v.tensor_core_coverage.value_or(-1.0), v.target_instruction_strict,
+               v.message.substr(0, 240));
+    for (const auto& problem : expectation_mismatches(c.expect, v)) ADD_FAILURE() << problem << ": " << v.message;
+  }
+  // The evaluator survives them all: a good kernel still passes afterwards.
+  CandidateSuite fixtures = load_suite(fs::path(PTXBENCH_TEST_DATA) / "fixtures/gemm/suite.json");
+  for (const auto& c : fixtures.cases)
+    if (c.name == "wgmma_tma_gemm") {
+      Verdict after = evaluator.evaluate_source(fixtures.definition, "", c.source);
+      EXPECT_EQ(after.status, Status::PASSED) << after.message;
+    }
+}
+
 // A time-out seen while other workers share the GPU is not a verdict yet: the stage runs again
 // with the GPU alone, and a hang hangs there too. Both attempts are in the verdict.
 TEST_F(FixtureVerdicts, ATimeoutOnASharedGpuIsConfirmedWithTheGpuAlone) {

@@ -1,0 +1,92 @@
+#include "verdict/integrity_section.h"
+
+#include "common/json_fields.h"
+
+namespace ptxbench {
+
+void to_json(ordered_json& j, const HostBoundRecord& r) {
+  j = {{"trial", r.trial}, {"overhead_us", r.overhead_us}, {"excess_us", r.excess_us},
+       {"allowed_us", r.allowed_us}, {"impossible_calls", r.impossible_calls}, {"passed", r.passed}};
+}
+void from_json(const ordered_json& j, HostBoundRecord& r) {
+  require_json_object(j);
+  read_field(j, "trial", r.trial);
+  read_field(j, "overhead_us", r.overhead_us);
+  read_field(j, "excess_us", r.excess_us);
+  read_field(j, "allowed_us", r.allowed_us);
+  read_field(j, "impossible_calls", r.impossible_calls);
+  read_field(j, "passed", r.passed);
+}
+
+void to_json(ordered_json& j, const FullCheckRecord& r) { j = {{"trial", r.trial}, {"call", r.call}, {"passed", r.passed}}; }
+void from_json(const ordered_json& j, FullCheckRecord& r) {
+  require_json_object(j);
+  read_field(j, "trial", r.trial);
+  read_field(j, "call", r.call);
+  read_field(j, "passed", r.passed);
+}
+
+void to_json(ordered_json& j, const CalibrationRecord& r) {
+  j = ordered_json::object();
+  write_optional(j, "calibrated_us", r.calibrated_us);
+  j["measured_us"] = r.measured_us;
+  j["margin"] = r.margin;
+  j["within"] = r.within;
+  j["recorded"] = r.recorded;
+}
+void from_json(const ordered_json& j, CalibrationRecord& r) {
+  require_json_object(j);
+  read_field(j, "calibrated_us", r.calibrated_us);
+  read_field(j, "measured_us", r.measured_us);
+  read_field(j, "margin", r.margin);
+  read_field(j, "within", r.within);
+  read_field(j, "recorded", r.recorded);
+}
+
+void to_json(ordered_json& j, const IntegrityRecord& r) {
+  j = {{"policy", r.policy},
+       {"fresh_inputs", r.fresh_inputs},
+       {"spot_rows", r.spot_rows},
+       {"spot_checked_calls", r.spot_checked_calls},
+       {"spot_failed_calls", r.spot_failed_calls},
+       {"full_checks", r.full_checks},
+       {"host_bound", r.host_bound},
+       {"launches", r.launches},
+       {"stray", r.stray}};
+  write_optional(j, "baseline_calibration", r.baseline_calibration);
+}
+void from_json(const ordered_json& j, IntegrityRecord& r) {
+  require_json_object(j);
+  read_field(j, "policy", r.policy);
+  read_field(j, "fresh_inputs", r.fresh_inputs);
+  read_field(j, "spot_rows", r.spot_rows);
+  read_field(j, "spot_checked_calls", r.spot_checked_calls);
+  read_field(j, "spot_failed_calls", r.spot_failed_calls);
+  read_field(j, "full_checks", r.full_checks);
+  read_field(j, "host_bound", r.host_bound);
+  read_field(j, "launches", r.launches);
+  read_field(j, "stray", r.stray);
+  read_field(j, "baseline_calibration", r.baseline_calibration);
+}
+
+void to_json(ordered_json& j, const CoverageRecord& r) {
+  j = {{"available", r.available}};
+  if (r.available) {
+    j["workload_flops"] = r.workload_flops;
+    j["tensor_core_flops"] = r.tensor_core_flops;
+    j["share"] = r.share;
+    write_optional(j, "share_max", r.share_max);
+  }
+  if (!r.note.empty()) j["note"] = r.note;
+}
+void from_json(const ordered_json& j, CoverageRecord& r) {
+  require_json_object(j);
+  read_field(j, "available", r.available);
+  read_field(j, "workload_flops", r.workload_flops);
+  read_field(j, "tensor_core_flops", r.tensor_core_flops);
+  read_field(j, "share", r.share);
+  read_field(j, "share_max", r.share_max);
+  read_field(j, "note", r.note);
+}
+
+}  // namespace ptxbench

@@ -1,0 +1,72 @@
+// What the integrity checks of an evaluation saw (docs/verdict.md, "Measurement integrity"):
+// the timing stage's fresh inputs, spot and full checks, host bound and launches, and the
+// baseline held against this GPU's calibration; the runtime-SASS stage's tensor-core coverage
+// and the profiled call's launches. Typed sections with one to_json/from_json pair each.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/json_check.h"
+#include "timing/call_activity.h"
+
+namespace ptxbench {
+
+struct HostBoundRecord {
+  int trial = 0;
+  double overhead_us = 0.0;  ///< calibrated on the runner's probe kernel before the candidate loaded
+  double excess_us = 0.0;    ///< median (host − span) − overhead over the trial's timed calls
+  double allowed_us = 0.0;
+  int impossible_calls = 0;
+  bool passed = true;
+};
+
+struct FullCheckRecord {
+  int trial = 0;
+  int call = 0;  ///< which timed call (0-based), chosen at random, secret from the runner
+  bool passed = true;
+};
+
+struct CalibrationRecord {
+  std::optional<double> calibrated_us;
+  double measured_us = 0.0;
+  double margin = 0.0;
+  bool within = true;
+  bool recorded = false;
+};
+
+struct IntegrityRecord {
+  ordered_json policy = ordered_json::object();  ///< IntegrityPolicy::to_json()
+  std::vector<std::string> fresh_inputs;          ///< inputs regenerated before every call
+  int spot_rows = 0;                              ///< rows of each output per spot check
+  int spot_checked_calls = 0;
+  int spot_failed_calls = 0;
+  std::vector<FullCheckRecord> full_checks;
+  std::vector<HostBoundRecord> host_bound;
+  std::vector<std::string> launches;  ///< one timed call's launches, as "name<<<grid,block,smem>>>"
+  std::vector<std::string> stray;     ///< device work outside every call (should be empty)
+  std::optional<CalibrationRecord> baseline_calibration;
+};
+
+struct CoverageRecord {
+  bool available = false;
+  double workload_flops = 0.0;
+  double tensor_core_flops = 0.0;  ///< lower end when shapes are ambiguous
+  double share = 0.0;              ///< tensor_core_flops / workload_flops
+  std::optional<double> share_max;
+  std::string note;
+};
+
+void to_json(ordered_json& j, const HostBoundRecord& r);
+void from_json(const ordered_json& j, HostBoundRecord& r);
+void to_json(ordered_json& j, const FullCheckRecord& r);
+void from_json(const ordered_json& j, FullCheckRecord& r);
+void to_json(ordered_json& j, const CalibrationRecord& r);
+void from_json(const ordered_json& j, CalibrationRecord& r);
+void to_json(ordered_json& j, const IntegrityRecord& r);
+void from_json(const ordered_json& j, IntegrityRecord& r);
+void to_json(ordered_json& j, const CoverageRecord& r);
+void from_json(const ordered_json& j, CoverageRecord& r);
+
+}  // namespace ptxbench
