@@ -682,14 +682,16 @@ bool Evaluator::stage_timing(Context& c) {
         const bool timed = j >= policy.warmup_calls;
         const int k = j - policy.warmup_calls;
         // The baseline, in this process (our own activity records: trusted).
-        state.prepare_call(derive_seed(seed, 2 * static_cast<uint64_t>(j)), WorkloadState::Side::baseline, flush, false);
+        const bool check_baseline = trial == 1 && k == 0;  // its fingerprints go with the check
+        state.prepare_call(derive_seed(seed, 2 * static_cast<uint64_t>(j)), WorkloadState::Side::baseline, flush,
+                           check_baseline);
         CallWindow w{static_cast<uint64_t>(j), ActivityRecorder::now_ns(), 0};
         int rc = baseline.call(state.stream());
         cudaError_t sync = cudaDeviceSynchronize();
         w.end_ns = ActivityRecorder::now_ns();
         check_call_result(rc, sync);  // the baseline's failure is ours (CallFailure → INFRA_ERROR)
         if (timed) base_windows.push_back(w);
-        if (trial == 1 && k == 0) {
+        if (check_baseline) {
           state.compute_reference();
           OutputCheck bc = state.check_baseline(c.options.tolerance, c.options.compare_threads);
           section.baseline_check = trial_record(trial, TrialPhase::baseline, seed, bc);
