@@ -42,7 +42,9 @@ void ControlChannel::send(const ordered_json& message, const std::vector<int>& f
 }
 
 ordered_json ControlChannel::receive(double timeout_s) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::duration<double>(timeout_s);
+  const auto spin_until = start + std::chrono::duration<double>(m_spin_s);
   for (;;) {
     auto nl = m_buffer.find('\n');
     if (nl != std::string::npos) {
@@ -61,6 +63,7 @@ ordered_json ControlChannel::receive(double timeout_s) {
       if (left.count() <= 0) throw ChannelError(ChannelFailure::timeout, "no reply in time");
       wait_ms = static_cast<int>(std::min<long long>(left.count(), 1000));
     }
+    if (std::chrono::steady_clock::now() < spin_until) wait_ms = 0;
     pollfd p{m_fd.get(), POLLIN, 0};
     int rc = ::poll(&p, 1, wait_ms);
     if (rc < 0 && errno != EINTR) throw ChannelError(ChannelFailure::closed, "poll failed");

@@ -52,7 +52,12 @@ struct Evaluator::Context {
   fs::path spec_file;
   std::vector<TrialRecord> correctness_trials;
   double slowest_call_us = 0.0;
-  double host_overhead_us = 0.0;               ///< calibrated on the runner's probe, before the candidate loaded
+  /// The host bound's trusted probe runner: started beside the candidate's, never loads one.
+  std::future<std::unique_ptr<RunnerSession>> probe_starting;
+  std::unique_ptr<RunnerSession> probe_session;
+  uint64_t next_probe_call = 0;
+  std::string host_clock_note;                 ///< set when a trial was charged the worker's clock
+  double probe_us = 0.0;                       ///< the probe's length: the baseline's call
   std::vector<KernelLaunch> profiled_launches; ///< the profiled call's launches of the candidate's kernels
   bool profiled = false;                       ///< a profile ran (its launches can be compared)
   std::map<std::string, std::vector<MmaShape>> mma_shapes;  ///< per kernel, from the static listing
@@ -332,6 +337,7 @@ Verdict Evaluator::run_stages(Context& c) {
     if (!ok) return c.v;
     c.v.status = Status::PASSED;
     c.v.message = "correct on every trial";
+    if (!c.host_clock_note.empty()) c.v.message += "; " + c.host_clock_note;
     c.v.target_instruction_correct =
         c.v.runtime_mechanisms && target_instruction_met(c.v.arch, *c.v.runtime_mechanisms);
     c.v.target_instruction_strict = c.v.tensor_core_coverage && *c.v.tensor_core_coverage >= kStrictCoverage;
@@ -447,10 +453,14 @@ bool Evaluator::stage_correctness(Context& c) {
   };
   RunnerLaunch launch{runner_path(c.options), c.options.device, c.scratch->path(), {c.library.parent_path()}};
   launch.sandbox = c.options.sandbox;
+  if (c.options.measure_time) {
+    RunnerLaunch probe = launch;
+    probe.readable.clear();
+    probe_starting(c, probe);
+  }
   c.session = std::make_unique<RunnerSession>(launch, c.options.startup_timeout_s);
   if (c.v.environment) c.v.environment->sandbox = to_json(c.session->sandbox_report());
   try {
-    calibrate_host_bound(c);
     WorkloadState::SharedTensors shared = c.state->shared_tensors();
     std::vector<int> fds;
     for (const auto& f : shared.fds) fds.push_back(f.get());
@@ -464,13 +474,15 @@ bool Evaluator::stage_correctness(Context& c) {
       uint64_t seed = derive_seed(c.seed, 1000 + static_cast<uint64_t>(trial));
       c.state->prepare_trial(seed);
       c.state->poison_outputs();
+      auto t0 = std::chrono::steady_clock::now();
       RunnerReply reply = c.session->request(call_request(c.next_call++), c.options.call_timeout_s);
+      const double host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
       if (auto d = denied_calls(reply)) return fail_with(*d);
       if (!reply.ok()) {
         c.correctness_trials.push_back({trial, TrialPhase::correctness, seed, false, std::nullopt, reply.failure->error});
         return fail_with({Status::RUNTIME_ERROR, "the candidate's call failed: " + reply.failure->error});
       }
-      c.slowest_call_us = std::max(c.slowest_call_us, reply.wall_us.value_or(0.0));
+      c.slowest_call_us = std::max(c.slowest_call_us, host_us);  // our clock: the runner's own is not trusted
       OutputCheck check = c.state->check_candidate(c.options.tolerance, c.options.compare_threads);
       c.correctness_trials.push_back(trial_record(trial, TrialPhase::correctness, seed, check));
       if (!check.passed()) return fail_with({status_for_check(check), check_message(check, trial, TrialPhase::correctness)});
@@ -487,30 +499,39 @@ bool Evaluator::stage_correctness(Context& c) {
   return true;
 }
 
-// Before the candidate is loaded the runner is ours: timing calls of its own probe kernel through
-// the same handshake as the candidate's calls measures what the worker's clock sees around a call
-// beyond its device span (docs/verdict.md, "host bound"). The lower quartile: under other workers'
-// untimed work some probes wait longer, and the timed calls later have the GPU alone.
-void Evaluator::calibrate_host_bound(Context& c) {
+// The host bound (docs/verdict.md) compares the worker's clock around each timed call with the
+// span the runner reports. What an honest call costs beyond its span depends mostly on what the
+// worker ran on the GPU just before (the GPU switches from the worker's context to the runner's:
+// ~150 µs on the H200, RunnerSandbox.TheHostGap...), a little on the call's length, and drifts
+// between evaluations by tens of µs. So it is measured in every trial, interleaved with the timed
+// calls and prepared exactly like them, on a second runner that is ours: same sandbox, same
+// filter, its own trusted probe kernel, and no candidate code ever loaded.
+void Evaluator::probe_starting(Context& c, const RunnerLaunch& launch) {
+  c.probe_starting = std::async(std::launch::async, [launch, timeout = c.options.startup_timeout_s] {
+    return std::make_unique<RunnerSession>(launch, timeout);
+  });
+}
+
+// The probe spins as long as the baseline's call takes here: the length of a competitive
+// candidate's call (measured on three warm-up calls, with our own activity records).
+void Evaluator::measure_probe_length(Context& c, const std::function<void(cudaStream_t)>& flush) {
   const IntegrityPolicy& p = c.options.integrity;
-  if (!m_flusher) m_flusher = std::make_unique<L2Flusher>(c.options.timing.l2_flush_factor);
-  std::vector<double> host;
-  std::vector<uint64_t> index;
-  for (int i = 0; i < p.probe_calls; ++i) {
-    m_flusher->flush(c.state->stream());
-    PTXB_CUDA_CALL(cudaStreamSynchronize(c.state->stream()));
-    index.push_back(c.next_call++);
-    auto t0 = std::chrono::steady_clock::now();
-    RunnerReply r = c.session->request(call_request(index.back(), CallTarget::probe, p.probe_us), c.options.call_timeout_s);
-    host.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
-    if (!r.ok()) throw EnvironmentError("runner", "the probe kernel failed: " + r.failure->error);
+  WorkloadState& state = *c.state;
+  TimedTarget baseline = state.baseline_target();
+  (void)m_recorder->drain();
+  std::vector<CallWindow> windows;
+  for (int i = 0; i < 3; ++i) {
+    state.prepare_call(derive_seed(c.seed, 4990 + static_cast<uint64_t>(i)), WorkloadState::Side::baseline, flush, false);
+    CallWindow w{windows.size(), ActivityRecorder::now_ns(), 0};
+    const int rc = baseline.call(state.stream());
+    const cudaError_t sync = cudaDeviceSynchronize();
+    w.end_ns = ActivityRecorder::now_ns();
+    windows.push_back(w);
+    check_call_result(rc, sync);
   }
-  RunnerReply s = c.session->request(spans_request(), c.options.call_timeout_s);
-  if (!s.spans || s.spans->calls.size() != host.size()) throw EnvironmentError("runner", "no spans for the probe calls");
-  std::vector<double> gaps;
-  for (std::size_t i = 0; i < host.size(); ++i) gaps.push_back(host[i] - s.spans->calls[i].span_us);
-  std::sort(gaps.begin(), gaps.end());
-  c.host_overhead_us = gaps[gaps.size() / 4];
+  Attribution warm = attribute_records(m_recorder->drain(), windows);
+  if (warm.calls.empty()) throw Error("timing", "no activity records of the baseline's calls");
+  c.probe_us = std::clamp(warm.calls.back().span_us, p.probe_min_us, p.probe_max_us);
 }
 
 bool Evaluator::stage_runtime_sass(Context& c) {
@@ -666,6 +687,12 @@ bool Evaluator::stage_timing(Context& c) {
   std::vector<std::vector<double>> cand, base;
   std::set<std::string> seen_kernels;
   std::optional<std::vector<KernelLaunch>> timed_launches;
+  if (!c.probe_session) {
+    if (!c.probe_starting.valid()) throw Error("timing", "the probe runner was never started");
+    c.probe_session = c.probe_starting.get();
+  }
+  measure_probe_length(c, flush);
+  rec.probe_us = c.probe_us;
   const int calls_per_trial = policy.warmup_calls + policy.timed_calls;
   const double call_budget_s = c.options.call_timeout_s + 2e-6 * c.slowest_call_us;
   for (int trial = 1; trial <= policy.trials; ++trial) {
@@ -674,7 +701,7 @@ bool Evaluator::stage_timing(Context& c) {
     const int full_call = static_cast<int>(secret() % static_cast<uint64_t>(policy.timed_calls));
     std::vector<CallWindow> base_windows;
     std::vector<uint64_t> cand_index;
-    std::vector<double> host_us;
+    std::vector<double> host_us, probe_host_us;
     (void)m_recorder->drain();
     const uint64_t dropped_before = m_recorder->dropped();
     try {
@@ -729,6 +756,16 @@ bool Evaluator::stage_timing(Context& c) {
                                                        ": timed call " + std::to_string(k + 1) +
                                                        " (checked in full, chosen at random) is wrong");
         }
+        // The trusted probe, prepared exactly like the call before it (host bound).
+        state.prepare_call(derive_seed(seed, 1000000 + 2 * static_cast<uint64_t>(k)), WorkloadState::Side::baseline, flush, false);
+        const int probe_rc = baseline.call(state.stream());
+        check_call_result(probe_rc, cudaDeviceSynchronize());
+        state.prepare_call(derive_seed(seed, 1000001 + 2 * static_cast<uint64_t>(k)), WorkloadState::Side::candidate, flush, false);
+        auto p0 = std::chrono::steady_clock::now();
+        RunnerReply probe = c.probe_session->request(call_request(c.next_probe_call++, CallTarget::probe, c.probe_us),
+                                                     c.options.call_timeout_s);
+        probe_host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - p0).count());
+        if (!probe.ok()) throw EnvironmentError("runner", "the probe kernel failed: " + probe.failure->error);
       }
     } catch (const RunnerFault& f) {
       Finding found = runner_fault_finding(f, "in a timed call", call_budget_s);
@@ -772,16 +809,27 @@ bool Evaluator::stage_timing(Context& c) {
         return finish(Status::TIMING_ANOMALY, "the timed calls did not all launch the same kernels: " + d);
       spans.push_back(a.span_us);
     }
-    HostBound bound = check_host_bound(host_us, spans, c.host_overhead_us, integrity);
-    rec.host_bound.push_back({trial, bound.overhead_us, bound.excess_us, bound.allowed_us, bound.impossible_calls, bound.passed()});
+    RunnerReply probe_report = c.probe_session->request(spans_request(), c.options.call_timeout_s);
+    if (!probe_report.spans || probe_report.spans->calls.size() != probe_host_us.size())
+      throw EnvironmentError("runner", "the probe runner reported no spans for its calls");
+    std::vector<double> probe_spans;
+    for (const auto& a : probe_report.spans->calls) probe_spans.push_back(a.span_us);
+    const double overhead_us = calibrate_overhead(probe_host_us, probe_spans);
+    HostBound bound = check_host_bound(host_us, spans, overhead_us, integrity);
+    rec.host_bound.push_back({trial, bound.overhead_us, bound.excess_us, bound.allowed_us, bound.impossible_calls,
+                              bound.passed(), false});
     if (bound.impossible_calls > 0)
       return finish(Status::TIMING_ANOMALY, "a reported span is longer than the worker's whole wait for its call: the runner's report is forged");
-    if (!bound.passed())
-      return finish(Status::TIMING_ANOMALY,
-                    fmt::format("the worker's own clock saw {:.0f} us per call (median) beyond the reported device span and the "
-                                "calibrated overhead of a call ({:.0f} us); at most {:.0f} us are allowed. Host work inside "
-                                "ptxb_run before its first launch counts here, as a span reported shorter than the truth would",
-                                bound.excess_us, bound.overhead_us, bound.allowed_us));
+    if (!bound.passed()) {
+      spans = charge_host_clock(host_us, spans, overhead_us);
+      rec.host_bound.back().charged_host_clock = true;
+      c.host_clock_note = fmt::format(
+          "timed by the worker's own clock: it saw {:.0f} us per call (median) beyond the reported device span and "
+          "the calibrated overhead of a call ({:.0f} us), more than the {:.0f} us allowed, so each call counts as the "
+          "worker's wait less that overhead (host work inside ptxb_run, such as a per-call allocation or printing, "
+          "costs time like device work)",
+          bound.excess_us, bound.overhead_us, bound.allowed_us);
+    }
     Attribution b = attribute_records(m_recorder->drain(), base_windows);
     if (m_recorder->dropped() > dropped_before) throw Error("timing", "CUPTI dropped activity records; the timing is incomplete");
     std::vector<double> base_spans;

@@ -4,6 +4,7 @@
 // sandboxed runner processes that it starts and kills.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +22,8 @@
 #include "evaluator/workload_state.h"
 
 namespace ptxbench {
+
+struct RunnerLaunch;
 
 class Evaluator {
  public:
@@ -47,7 +50,8 @@ class Evaluator {
   Verdict run_stages(Context& c);
   bool stage_sanitize(Context& c);
   bool stage_correctness(Context& c);
-  void calibrate_host_bound(Context& c);
+  void probe_starting(Context& c, const RunnerLaunch& launch);
+  void measure_probe_length(Context& c, const std::function<void(cudaStream_t)>& flush);
   bool stage_runtime_sass(Context& c);
   bool stage_timing(Context& c);
   WorkloadState& state_for(const ResolvedWorkload& w);

@@ -63,6 +63,7 @@ RunnerSession::RunnerSession(const RunnerLaunch& launch, double startup_timeout_
   m_child = std::make_unique<ChildProcess>(spec);
   theirs.reset();
   m_channel = std::make_unique<ControlChannel>(std::move(ours));
+  m_channel->set_spin(launch.reply_spin_s);
   // The runner's first line says whether it got the device. Nothing of the candidate has run yet,
   // so any failure here is the host's, not the candidate's.
   RunnerReply ready;

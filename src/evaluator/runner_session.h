@@ -24,6 +24,9 @@ struct RunnerLaunch {
   std::vector<fs::path> readable;  ///< also visible read-only: the candidate library's folder
   std::size_t output_cap_bytes = 256 << 10;
   RunnerSandboxOptions sandbox;
+  /// How long the worker polls for a reply before it sleeps (ControlChannel::set_spin): the host
+  /// bound compares the worker's clock around calls, so its wake-up must not vary with the call.
+  double reply_spin_s = 0.05;
 };
 
 /// The sandbox of a process that runs candidate code (the session runner, or a tool running the
@@ -56,6 +59,8 @@ class RunnerSession {
   /// Sends `request` (numbered; with `fds`, for setup), returns the reply (which may carry a
   /// failure). Throws RunnerFault; after a fault the runner is dead (killed if it was still running).
   /// A reply out of step (a forged line in the channel) is a protocol fault.
+  /// See RunnerLaunch::reply_spin_s.
+  void set_reply_spin(double seconds) noexcept { m_channel->set_spin(seconds); }
   RunnerReply request(RunnerRequest request, double timeout_s, const std::vector<int>& fds = {});
   /// Everything the runner printed (candidate printf included), capped.
   [[nodiscard]] std::string output();

@@ -17,7 +17,7 @@ WorkloadState::WorkloadState(ResolvedWorkload workload, std::unique_ptr<Operator
       m_outputs.emplace_back(t.bytes(), kGuardBytes);
       m_reference.emplace_back(static_cast<std::size_t>(t.numel()) * sizeof(float));
       m_reference_host.emplace_back(static_cast<std::size_t>(t.numel()));
-      m_baseline_outputs.emplace_back(t.bytes());
+      m_baseline_outputs.emplace_back(t.bytes(), kGuardBytes);
     } else {
       m_input_specs.push_back(t);
       m_inputs.emplace_back(t.bytes(), 0);
@@ -27,7 +27,7 @@ WorkloadState::WorkloadState(ResolvedWorkload workload, std::unique_ptr<Operator
   for (std::size_t i = 0; i < m_inputs.size(); ++i)
     m_baseline_args.push_back(DeviceTensor{m_inputs[i].data(), m_input_specs[i]}.view());
   for (std::size_t i = 0; i < m_outputs.size(); ++i)
-    m_baseline_args.push_back(DeviceTensor{m_baseline_outputs[i].get(), m_output_specs[i]}.view());
+    m_baseline_args.push_back(DeviceTensor{m_baseline_outputs[i].data(), m_output_specs[i]}.view());
 }
 
 WorkloadState::~WorkloadState() {
@@ -58,7 +58,7 @@ void WorkloadState::prepare_call(uint64_t seed, Side side, const std::function<v
     for (std::size_t i = 0; i < m_outputs.size(); ++i)
       PTXB_CUDA_CALL(cudaMemsetAsync(m_outputs[i].data(), 0xff, m_output_specs[i].bytes(), m_stream));
   } else {
-    for (auto& b : m_baseline_outputs) PTXB_CUDA_CALL(cudaMemsetAsync(b.get(), 0xff, b.bytes(), m_stream));
+    for (auto& b : m_baseline_outputs) PTXB_CUDA_CALL(cudaMemsetAsync(b.data(), 0xff, b.payload_bytes(), m_stream));
   }
   if (fingerprint) take_fingerprints();
   flush(m_stream);
@@ -159,7 +159,7 @@ OutputCheck WorkloadState::check_candidate(const Tolerance& tol, unsigned thread
 
 OutputCheck WorkloadState::check_baseline(const Tolerance& tol, unsigned threads) {
   std::vector<const void*> outs;
-  for (const auto& o : m_baseline_outputs) outs.push_back(o.get());
+  for (const auto& o : m_baseline_outputs) outs.push_back(o.data());
   return compare(outs, tol, threads);
 }
 
@@ -180,7 +180,7 @@ TimedTarget WorkloadState::baseline_target() {
     return m_baseline->run(m_baseline_args.data(), static_cast<int32_t>(m_baseline_args.size()), s);
   };
   t.poison = [this](cudaStream_t s) {
-    for (auto& b : m_baseline_outputs) PTXB_CUDA_CALL(cudaMemsetAsync(b.get(), 0xff, b.bytes(), s));
+    for (auto& b : m_baseline_outputs) PTXB_CUDA_CALL(cudaMemsetAsync(b.data(), 0xff, b.payload_bytes(), s));
   };
   return t;
 }

@@ -78,7 +78,10 @@ class WorkloadState {
   cudaStream_t m_stream = nullptr;
   std::vector<TensorSpec> m_input_specs, m_output_specs;
   std::vector<GuardedBuffer> m_inputs, m_outputs;
-  std::vector<DeviceBuffer> m_reference, m_baseline_outputs;
+  std::vector<DeviceBuffer> m_reference;
+  /// The same kind of memory as the candidate's outputs (shareable, behind the same guard), so
+  /// the two are timed writing alike.
+  std::vector<GuardedBuffer> m_baseline_outputs;
   std::vector<std::vector<float>> m_reference_host;
   std::vector<uint64_t> m_input_fingerprints;
   std::vector<ptxb_tensor> m_baseline_args;

@@ -1,7 +1,10 @@
 // ptxbench-runner: the sandboxed process that loads one candidate library and runs it. Untrusted
 // code lives only here. The worker started us in our own namespaces as an unprivileged user
 // (src/sandbox/); before the candidate is loaded we strip our environment and install the
-// system-call filter (src/sandbox/seccomp_filter.h), so even its constructors run restricted.
+// system-call filter (src/sandbox/seccomp_filter.h), so even its constructors run restricted. A
+// session does so as soon as CUDA and CUPTI are up, before the probe calls that calibrate the
+// worker's host bound: they then pay what the candidate's calls pay (the filter costs ~25 µs a
+// call on the H200 host).
 //
 //   ptxbench-runner serve --control-fd 3 [--device N]     session driven by the worker (runner/protocol.h)
 //   ptxbench-runner once --library L --spec S [--seed N] [--calls C] [--device N] [--sass-counts F]
@@ -40,10 +43,9 @@ namespace {
 /// Environment and system calls are restricted before the candidate's code first runs (its
 /// constructors run inside dlopen). A tool's own agent was injected at process start and is not
 /// affected by the stripped environment.
-std::unique_ptr<CandidateLibrary> load_restricted(const std::string& library, bool seccomp, SeccompProfile profile) {
+void restrict_process(bool seccomp, SeccompProfile profile) {
   clearenv();
   if (seccomp) install_seccomp_filter(profile);
-  return std::make_unique<CandidateLibrary>(library);
 }
 
 /// The candidate's arguments: views of the worker's shared buffers (or of our own, standalone).
@@ -72,6 +74,7 @@ class Session {
     launch_probe_kernel(1.0, m_stream);
     PTXB_CUDA_CALL(cudaDeviceSynchronize());
     (void)m_recorder->drain();
+    restrict_process(m_seccomp, SeccompProfile::session);
   }
 
   RunnerReply handle(const RunnerRequest& r) {
@@ -103,7 +106,7 @@ class Session {
       m_args.add(static_cast<char*>(base) + t.offset, t.spec);
     }
     fds.clear();  // the mappings keep the memory; the descriptors are not the candidate's to keep
-    m_library = load_restricted(s.library, m_seccomp, SeccompProfile::session);
+    m_library = std::make_unique<CandidateLibrary>(s.library);
     RunnerReply reply;
     reply.seccomp = m_seccomp ? to_string(SeccompProfile::session) : "";
     return reply;
@@ -157,6 +160,7 @@ class Session {
 
 int serve(int fd, int device, bool seccomp) {
   ControlChannel channel{Fd(fd)};
+  channel.set_spin(0.05);  // requests come within ms of a reply during timing: see them at once
   Session session(channel, device, seccomp);
   RunnerReply ready;
   ready.ready = true;
@@ -227,7 +231,8 @@ int once(const std::string& library, const std::string& spec_path, uint64_t seed
     }
     PTXB_CUDA_CALL(cudaStreamSynchronize(stream));
     std::fprintf(stderr, "%s\n", kCandidateLoadedMarker);
-    auto lib = load_restricted(library, seccomp, SeccompProfile::tool_target);
+    restrict_process(seccomp, SeccompProfile::tool_target);
+    auto lib = std::make_unique<CandidateLibrary>(library);
     TimedTarget target;
     CandidateEntry entry = lib->entry();
     target.call = [&](cudaStream_t s) { return entry(a.args.data(), static_cast<int32_t>(a.args.size()), s); };

@@ -51,9 +51,11 @@ std::array<uint32_t, 3> parse_dim3(const std::string& text) {
 }
 
 // "1,024" (ncu's thousands separators) -> 1024
+// The leading number of a value: "99,328 (0: 99,328)" (with --print-metric-instances details,
+// the instances follow in parentheses) is 99328; thousands separators are dropped.
 double parse_number(const std::string& text) {
   std::string digits;
-  for (char c : text)
+  for (char c : text.substr(0, text.find('(')))
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') digits += c;
   return digits.empty() ? 0.0 : std::stod(digits);
 }

@@ -9,11 +9,12 @@ namespace ptxbench {
 
 ordered_json IntegrityPolicy::to_json() const {
   return {{"spot_rows", spot_rows},
-          {"probe_us", probe_us},
-          {"probe_calls", probe_calls},
+          {"probe_min_us", probe_min_us},
+          {"probe_max_us", probe_max_us},
           {"host_slack_us", host_slack_us},
           {"host_slack_fraction", host_slack_fraction},
           {"baseline_margin", baseline_margin},
+          {"probe", "one trusted probe call after every timed call, prepared like it, on a runner that never loads candidate code"},
           {"fresh_inputs", "every call: the op's fresh inputs are regenerated on the GPU from a secret counter seed"},
           {"spot_check", "every timed call: spot_rows random rows of each output against the trusted reference"},
           {"full_check", "one timed call per trial, chosen at random and kept secret, against the full reference"}};
@@ -46,6 +47,14 @@ HostBound check_host_bound(const std::vector<double>& host_us, const std::vector
   h.excess_us = median(gaps) - overhead_us;
   h.allowed_us = policy.host_slack_us + policy.host_slack_fraction * median(spans);
   return h;
+}
+
+std::vector<double> charge_host_clock(const std::vector<double>& host_us, const std::vector<double>& span_us,
+                                      double overhead_us) {
+  std::vector<double> charged;
+  for (std::size_t i = 0; i < host_us.size() && i < span_us.size(); ++i)
+    charged.push_back(std::max(span_us[i], host_us[i] - overhead_us));
+  return charged;
 }
 
 std::vector<KernelLaunch> launch_set(const std::vector<KernelLaunch>& launches) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/text.h"
@@ -94,6 +95,24 @@ void timing_section(std::string& out, const Verdict& v) {
                      policy.trials, policy.timed_calls, policy.warmup_calls, r.candidate.mean_us,
                      100.0 * r.candidate.spread, v.baseline_name, r.baseline.mean_us, r.speedup,
                      100.0 * r.speedup_spread);
+  if (const auto& in = t->integrity) {
+    std::string fresh;
+    for (const auto& name : in->fresh_inputs) fresh += (fresh.empty() ? "" : ", ") + name;
+    int full = 0;
+    for (const auto& f : in->full_checks) full += f.passed ? 1 : 0;
+    double excess = 0.0, allowed = 0.0;
+    int charged = 0;
+    for (const auto& h : in->host_bound) {
+      excess = std::max(excess, h.excess_us);
+      allowed = h.allowed_us;
+      charged += h.charged_host_clock ? 1 : 0;
+    }
+    out += fmt::format("Integrity: fresh {} before every call; {} timed calls checked on {} random rows per output and "
+                       "{} checked in full (chosen at random); the worker's own clock saw at most {:.0f} us per call "
+                       "beyond your spans (allowed {:.0f} us){}.\n",
+                       fresh.empty() ? "inputs" : fresh, in->spot_checked_calls, in->spot_rows, full, excess, allowed,
+                       charged ? fmt::format(", so {} of the trials were timed by that clock", charged) : "");
+  }
   if (r.below_floor)
     out += fmt::format("This time is below the roofline floor of {:.1f} us for this workload, which no correct "
                        "kernel can reach: the measurement was evaded or the work was skipped.\n",

@@ -6,7 +6,8 @@ namespace ptxbench {
 
 void to_json(ordered_json& j, const HostBoundRecord& r) {
   j = {{"trial", r.trial}, {"overhead_us", r.overhead_us}, {"excess_us", r.excess_us},
-       {"allowed_us", r.allowed_us}, {"impossible_calls", r.impossible_calls}, {"passed", r.passed}};
+       {"allowed_us", r.allowed_us}, {"impossible_calls", r.impossible_calls}, {"passed", r.passed},
+       {"charged_host_clock", r.charged_host_clock}};
 }
 void from_json(const ordered_json& j, HostBoundRecord& r) {
   require_json_object(j);
@@ -16,6 +17,7 @@ void from_json(const ordered_json& j, HostBoundRecord& r) {
   read_field(j, "allowed_us", r.allowed_us);
   read_field(j, "impossible_calls", r.impossible_calls);
   read_field(j, "passed", r.passed);
+  read_field(j, "charged_host_clock", r.charged_host_clock);
 }
 
 void to_json(ordered_json& j, const FullCheckRecord& r) { j = {{"trial", r.trial}, {"call", r.call}, {"passed", r.passed}}; }
@@ -47,6 +49,7 @@ void to_json(ordered_json& j, const IntegrityRecord& r) {
   j = {{"policy", r.policy},
        {"fresh_inputs", r.fresh_inputs},
        {"spot_rows", r.spot_rows},
+       {"probe_us", r.probe_us},
        {"spot_checked_calls", r.spot_checked_calls},
        {"spot_failed_calls", r.spot_failed_calls},
        {"full_checks", r.full_checks},
@@ -60,6 +63,7 @@ void from_json(const ordered_json& j, IntegrityRecord& r) {
   read_field(j, "policy", r.policy);
   read_field(j, "fresh_inputs", r.fresh_inputs);
   read_field(j, "spot_rows", r.spot_rows);
+  read_field(j, "probe_us", r.probe_us);
   read_field(j, "spot_checked_calls", r.spot_checked_calls);
   read_field(j, "spot_failed_calls", r.spot_failed_calls);
   read_field(j, "full_checks", r.full_checks);

@@ -15,11 +15,13 @@ namespace ptxbench {
 
 struct HostBoundRecord {
   int trial = 0;
-  double overhead_us = 0.0;  ///< calibrated on the runner's probe kernel before the candidate loaded
+  double overhead_us = 0.0;  ///< median (host − span) of the trial's trusted probe calls
   double excess_us = 0.0;    ///< median (host − span) − overhead over the trial's timed calls
   double allowed_us = 0.0;
   int impossible_calls = 0;
   bool passed = true;
+  /// Beyond the slack: this trial's calls were charged the worker's clock less the overhead.
+  bool charged_host_clock = false;
 };
 
 struct FullCheckRecord {
@@ -40,6 +42,7 @@ struct IntegrityRecord {
   ordered_json policy = ordered_json::object();  ///< IntegrityPolicy::to_json()
   std::vector<std::string> fresh_inputs;          ///< inputs regenerated before every call
   int spot_rows = 0;                              ///< rows of each output per spot check
+  double probe_us = 0.0;                          ///< the host bound's calibration probe (the baseline's length)
   int spot_checked_calls = 0;
   int spot_failed_calls = 0;
   std::vector<FullCheckRecord> full_checks;

@@ -186,15 +186,17 @@ TEST(PcCounts, JsonRoundTripAndMalformedInput) {
 }
 
 // The profiled call's launches (name, grid, block, dynamic shared memory), which the timed calls
-// must repeat: a kernel that launches something else under the profiler is caught by them.
+// must repeat: a kernel that launches something else under the profiler is caught by them. The
+// value's form is ncu's on the H200 with --print-metric-instances details: the number, then its
+// instances in parentheses (read as one number they made 543851520 of 99328 bytes).
 TEST(NcuReport, LaunchesComeWithTheirConfiguration) {
   std::string csv = read_file(fs::path(PTXBENCH_TEST_DATA) / "data/ncu_probe_pred.csv");
   csv += "\"0\",\"785\",\"probe\",\"127.0.0.1\",\"_Z4predPfi\",\"1\",\"7\",\"(128, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\","
-         "\"Command line profiler metrics\",\"launch__shared_mem_per_block_dynamic\",\"byte\",\"1,024\"\n";
+         "\"Command line profiler metrics\",\"launch__shared_mem_per_block_dynamic\",\"byte/block\",\"99,328 (0: 99,328)\"\n";
   RuntimeSass r = parse_ncu_csv(csv, {"_Z4predPfi"}, "ptxb_internal_");
   ASSERT_EQ(r.launches.size(), 1u);
   EXPECT_EQ(r.launches[0].name, "_Z4predPfi");
   EXPECT_EQ(r.launches[0].block, (std::array<uint32_t, 3>{128, 1, 1}));
   EXPECT_EQ(r.launches[0].grid, (std::array<uint32_t, 3>{1, 1, 1}));
-  EXPECT_EQ(r.launches[0].dynamic_smem, 1024u);
+  EXPECT_EQ(r.launches[0].dynamic_smem, 99328u);
 }
