@@ -14,6 +14,7 @@
 #include "common/cuda_tools.h"
 #include "common/error.h"
 #include "common/text.h"
+#include "common/cpu_affinity.h"
 #include "gpu/cuda_call.h"
 #include "gpu/gpu_info.h"
 #include "gpu/random_fill.h"
@@ -453,6 +454,12 @@ bool Evaluator::stage_correctness(Context& c) {
   };
   RunnerLaunch launch{runner_path(c.options), c.options.device, c.scratch->path(), {c.library.parent_path()}};
   launch.sandbox = c.options.sandbox;
+  if (!m_cpu_affinity) {  // before any runner starts: they inherit it
+    char bus[32] = {};
+    PTXB_CUDA_CALL(cudaDeviceGetPCIBusId(bus, sizeof bus, c.options.device));
+    m_cpu_affinity = pin_to_local_cpus(bus);
+  }
+  if (c.v.environment) c.v.environment->cpu_affinity = *m_cpu_affinity;
   if (c.options.measure_time) {
     RunnerLaunch probe = launch;
     probe.readable.clear();

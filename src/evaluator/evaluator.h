@@ -63,6 +63,7 @@ class Evaluator {
   std::unique_ptr<L2Flusher> m_flusher;
   std::unique_ptr<ActivityRecorder> m_recorder;
   bool m_profile_needs_root = false;  ///< ncu found the performance counters reserved for administrators
+  std::optional<std::string> m_cpu_affinity;  ///< what pinning to the GPU's local CPUs did (once)
 };
 
 }  // namespace ptxbench

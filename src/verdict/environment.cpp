@@ -72,6 +72,7 @@ void from_json(const ordered_json& j, EvalOptionsRecord& o) {
 void to_json(ordered_json& j, const Environment& e) {
   j = {{"gpu", e.gpu}, {"ptxbench_version", e.ptxbench_version}, {"nvcc", e.nvcc}, {"options", e.options}};
   write_optional(j, "sandbox", e.sandbox);
+  write_optional(j, "cpu_affinity", e.cpu_affinity);
 }
 
 void from_json(const ordered_json& j, Environment& e) {
@@ -81,6 +82,7 @@ void from_json(const ordered_json& j, Environment& e) {
   read_field(j, "nvcc", e.nvcc);
   read_field(j, "options", e.options);
   read_field(j, "sandbox", e.sandbox);
+  read_field(j, "cpu_affinity", e.cpu_affinity);
 }
 
 }  // namespace ptxbench

@@ -52,6 +52,8 @@ struct Environment {
   /// What the runner's sandbox enforced on this host (sandbox/sandbox_policy.h); a host without
   /// the permissions gets a weaker one, and a report can say so.
   std::optional<ordered_json> sandbox;
+  /// The CPUs the worker and its runners ran on (gpu/cpu_affinity.h).
+  std::optional<std::string> cpu_affinity;
 };
 
 void to_json(ordered_json& j, const GpuRecord& g);

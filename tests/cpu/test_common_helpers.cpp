@@ -1,10 +1,14 @@
 // Small shared helpers: lower case, cutting text with a marker, ISO 8601 times, and the strict
-// JsonChecker readers for numbers, bools, lists and enums.
+// JsonChecker readers for numbers, bools, lists and enums; CPU lists and pinning.
+#include <sched.h>
+
 #include <gtest/gtest.h>
 
 #include "agent/run_config.h"
 #include "common/clock.h"
+#include "common/cpu_affinity.h"
 #include "common/error.h"
+#include "common/fs.h"
 #include "common/json_check.h"
 #include "common/text.h"
 
@@ -60,4 +64,33 @@ TEST(JsonChecker, NumbersBoolsListsAndEnums) {
   EXPECT_EQ(check.enum_field(j, "", "ctx", parse_context_policy), ContextPolicy::latest);
   EXPECT_EQ(error_of([&] { (void)check.enum_field(j, "", "bad_ctx", parse_context_policy); }),
             "json: config.json: bad_ctx: unknown context policy 'all' (expected full or latest)");
+}
+
+// The GPU's local CPUs come from sysfs as a list of ranges (gpu/cpu_affinity.h); a list the
+// parser does not understand leaves the process as it was.
+TEST(CpuAffinity, CpuListsParseAndBadOnesAreRefused) {
+  EXPECT_EQ(parse_cpu_list("0-3,8,10-11\n"), (std::vector<int>{0, 1, 2, 3, 8, 10, 11}));
+  EXPECT_EQ(parse_cpu_list("5"), (std::vector<int>{5}));
+  EXPECT_FALSE(parse_cpu_list(""));
+  EXPECT_FALSE(parse_cpu_list("3-1"));
+  EXPECT_FALSE(parse_cpu_list("0-3,,4"));
+  EXPECT_FALSE(parse_cpu_list("a-b"));
+}
+
+TEST(CpuAffinity, PinningSaysWhyWhenSysfsDoesNotTell) {
+  TempDir dir("affinity");
+  EXPECT_NE(pin_to_local_cpus("0000:19:00.0", dir.path().string()).find("unreadable"), std::string::npos);
+  fs::create_directories(dir.path() / "0000:19:00.0");
+  write_file_atomic(dir.path() / "0000:19:00.0" / "local_cpulist", "garbage\n");
+  EXPECT_NE(pin_to_local_cpus("0000:19:00.0", dir.path().string()).find("reads 'garbage'"), std::string::npos);
+  // The CPUs this test may use already: pinning to them all changes nothing and says so.
+  cpu_set_t mine;
+  ASSERT_EQ(sched_getaffinity(0, sizeof mine, &mine), 0);
+  std::string list;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &mine)) list += (list.empty() ? "" : ",") + std::to_string(c);
+  write_file_atomic(dir.path() / "0000:19:00.0" / "local_cpulist", list + "\n");
+  EXPECT_NE(pin_to_local_cpus("0000:19:00.0", dir.path().string()).find("allowed CPUs are local"), std::string::npos);
+  write_file_atomic(dir.path() / "0000:19:00.0" / "local_cpulist", "100000\n");
+  EXPECT_NE(pin_to_local_cpus("0000:19:00.0", dir.path().string()).find("none of the GPU's local CPUs"), std::string::npos);
 }
