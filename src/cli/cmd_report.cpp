@@ -1,6 +1,6 @@
-// `ptxbench report RUN... [--store FILE] [--csv FILE] [--json FILE] [--html FILE] [--budgets 1,4,8]`:
-// the paper's metrics (DESIGN §7) over stored agent runs, as terminal tables and files
-// (docs/report.md).
+// `ptxbench report RUN... [--store FILE] [--csv FILE] [--json FILE] [--html FILE] [--budgets 1,4,8]
+// [--allow-fake]`: the paper's metrics (DESIGN §7) over stored agent runs, as terminal tables and
+// files (docs/report.md).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -21,6 +21,7 @@ struct ReportArgs {
   std::vector<std::string> runs;
   std::string store = "runs/runs.db", csv, json, html;
   std::vector<int> budgets = {1, 4, 8};
+  bool allow_fake = false;
 };
 
 void write_output(const std::string& path, const std::string& content, const char* what) {
@@ -33,7 +34,8 @@ void write_output(const std::string& path, const std::string& content, const cha
 int report_command(const ReportArgs& a) {
   if (!fs::exists(a.store)) throw InputError("report", "no run store at " + a.store + " (--store FILE)");
   RunStore store(a.store, RunStore::Open::existing);
-  report::Report r = report::build_report(store, a.runs, a.budgets);
+  report::Report r = report::build_report(store, a.runs, a.budgets,
+                                          a.allow_fake ? report::FakeVerdicts::allow : report::FakeVerdicts::refuse);
   fmt::print("{}", report::render_text(r));
   std::fflush(stdout);
   if (!a.csv.empty()) write_output(a.csv, report::report_csv(r), "CSV");
@@ -54,6 +56,9 @@ void register_report(CLI::App& app, Action& action) {
   cmd->add_option("--json", a.json, "also write the report as JSON (schema ptxbench.report)");
   cmd->add_option("--html", a.html, "also write one self-contained HTML file (tables, curves, drill-down)");
   cmd->add_option("--budgets", a.budgets, "turn budgets T (default 1,4,8)")->delimiter(',');
+  cmd->add_flag("--allow-fake", a.allow_fake,
+                "report runs holding verdicts of the service's fake backend (serve --fake-gpus), marked as such in every "
+                "output; without it they are refused");
   cmd->callback([&action] { action = [] { return report_command(a); }; });
 }
 

@@ -48,9 +48,13 @@ std::optional<double> median_of_present(const std::vector<std::optional<double>>
   return median(present);
 }
 
-std::optional<double> per_trajectory(int64_t sum, int64_t n) {
-  if (n == 0) return std::nullopt;
-  return static_cast<double>(sum) / static_cast<double>(n);
+// The rules in the order budget_metrics keeps its per-rule bests.
+constexpr std::array<InstructionRule, 3> kRules = {InstructionRule::unrestricted, InstructionRule::paper, InstructionRule::strict};
+
+// part / whole; absent when whole is 0 (a rate over no slots, a mean over no trajectories).
+std::optional<double> share(int64_t part, int64_t whole) {
+  if (whole == 0) return std::nullopt;
+  return static_cast<double>(part) / static_cast<double>(whole);
 }
 
 std::optional<double> ratio(std::optional<double> a, std::optional<double> b) {
@@ -127,6 +131,37 @@ bool counted(const TrajectoryObs& t) {
   return std::any_of(t.turns.begin(), t.turns.end(), [](const TurnObs& o) { return o.label != TurnLabel::infra_error; });
 }
 
+bool TurnObs::qualifies(InstructionRule rule) const {
+  switch (rule) {
+    case InstructionRule::unrestricted: return correct;
+    case InstructionRule::paper: return correct && target;
+    case InstructionRule::strict: return correct && strict.value_or(false);
+  }
+  return false;
+}
+
+const std::optional<double>& BudgetMetrics::rate(InstructionRule rule) const {
+  return rule == InstructionRule::unrestricted ? correctness_rate : rule == InstructionRule::paper ? target_rate : strict_rate;
+}
+
+const std::vector<std::optional<double>>& BudgetMetrics::bests(InstructionRule rule) const {
+  return rule == InstructionRule::unrestricted ? best : rule == InstructionRule::paper ? best_target : best_strict;
+}
+
+const std::optional<double>& BudgetMetrics::max_of_bests(InstructionRule rule) const {
+  return rule == InstructionRule::unrestricted ? max_best : rule == InstructionRule::paper ? max_best_target : max_best_strict;
+}
+
+const std::optional<double>& BudgetMetrics::median_of_bests(InstructionRule rule) const {
+  return rule == InstructionRule::unrestricted ? median_best
+         : rule == InstructionRule::paper      ? median_best_target
+                                               : median_best_strict;
+}
+
+int64_t BudgetMetrics::with_best_of(InstructionRule rule) const {
+  return rule == InstructionRule::unrestricted ? with_best : rule == InstructionRule::paper ? with_best_target : with_best_strict;
+}
+
 BudgetMetrics budget_metrics(const std::vector<TrajectoryObs>& trajectories, int budget) {
   BudgetMetrics m;
   m.budget = budget;
@@ -139,7 +174,7 @@ BudgetMetrics budget_metrics(const std::vector<TrajectoryObs>& trajectories, int
   if (!m.measured) return m;
   for (const auto& t : trajectories) {
     if (!counted(t)) continue;
-    std::optional<double> best, best_target;
+    std::array<std::optional<double>, kRules.size()> best;  // per rule, in kRules order
     const auto n = static_cast<int64_t>(t.turns.size());
     for (int64_t slot = 0; slot < budget; ++slot) {
       bool carried = slot >= n;
@@ -150,24 +185,27 @@ BudgetMetrics budget_metrics(const std::vector<TrajectoryObs>& trajectories, int
         continue;
       }
       ++m.slots;
-      m.correct_slots += o.correct;
-      m.target_slots += o.correct && o.target;
-      if (!carried && o.correct && o.speedup) {
-        if (!best || *o.speedup > *best) best = o.speedup;
-        if (o.target && (!best_target || *o.speedup > *best_target)) best_target = o.speedup;
-      }
+      m.correct_slots += o.qualifies(InstructionRule::unrestricted);
+      m.target_slots += o.qualifies(InstructionRule::paper);
+      m.strict_slots += o.qualifies(InstructionRule::strict);
+      m.strict_unknown_slots += o.strict_unknown();
+      if (carried || !o.speedup) continue;
+      for (std::size_t r = 0; r < kRules.size(); ++r)
+        if (o.qualifies(kRules[r]) && (!best[r] || *o.speedup > *best[r])) best[r] = o.speedup;
     }
-    m.best.push_back(best);
-    m.best_target.push_back(best_target);
+    m.best.push_back(best[0]);
+    m.best_target.push_back(best[1]);
+    m.best_strict.push_back(best[2]);
   }
-  if (m.slots > 0) {
-    m.correctness_rate = static_cast<double>(m.correct_slots) / static_cast<double>(m.slots);
-    m.target_rate = static_cast<double>(m.target_slots) / static_cast<double>(m.slots);
-  }
+  m.correctness_rate = share(m.correct_slots, m.slots);
+  m.target_rate = share(m.target_slots, m.slots);
+  m.strict_rate = share(m.strict_slots, m.slots);
   m.max_best = max_of_present(m.best);
   m.max_best_target = max_of_present(m.best_target);
+  m.max_best_strict = max_of_present(m.best_strict);
   m.median_best = median_of_present(m.best, m.with_best);
   m.median_best_target = median_of_present(m.best_target, m.with_best_target);
+  m.median_best_strict = median_of_present(m.best_strict, m.with_best_strict);
   return m;
 }
 
@@ -214,11 +252,11 @@ TokenSummary token_summary(const std::vector<TrajectoryObs>& trajectories) {
   TokenSummary s;
   s.trajectories = static_cast<int64_t>(trajectories.size());
   for (const auto& t : trajectories) s.total += t.tokens;
-  s.mean_prompt = per_trajectory(s.total.prompt, s.trajectories);
-  s.mean_completion = per_trajectory(s.total.completion, s.trajectories);
-  s.mean_reasoning = per_trajectory(s.total.reasoning, s.trajectories);
-  s.mean_cached = per_trajectory(s.total.cached, s.trajectories);
-  s.mean_total = per_trajectory(s.total.total(), s.trajectories);
+  s.mean_prompt = share(s.total.prompt, s.trajectories);
+  s.mean_completion = share(s.total.completion, s.trajectories);
+  s.mean_reasoning = share(s.total.reasoning, s.trajectories);
+  s.mean_cached = share(s.total.cached, s.trajectories);
+  s.mean_total = share(s.total.total(), s.trajectories);
   return s;
 }
 
@@ -226,6 +264,10 @@ GroupMetrics group_metrics(const std::vector<TrajectoryObs>& trajectories, const
   GroupMetrics g;
   g.trajectories = static_cast<int64_t>(trajectories.size());
   for (const auto& t : trajectories) {
+    for (const auto& o : t.turns) {
+      g.correct_turns += o.correct;
+      g.strict_unknown_turns += o.strict_unknown();
+    }
     if (!counted(t)) continue;
     ++g.counted;
     g.incomplete += t.incomplete;
@@ -272,6 +314,14 @@ const std::vector<MetricDefinition>& metric_definitions() {
        "target_instruction.correct (the target instructions - wgmma/TMA on sm_90a, tcgen05 on sm_100a - were seen "
        "executing in the runtime SASS). Missing SASS data (no target_instruction section, profile skipped, "
        "correct not true) counts as NOT target-instruction correct."},
+      {"strict_target_rule", "Strict target-instruction rule",
+       "Beside the paper's rule, every output gives the same metrics under the strict rule: a slot counts when its verdict "
+       "affirms target_instruction.strict_correct (" + strict_target_rule() +
+           "; target_instruction.coverage holds the share). The strict turn correctness rate, best strict speedup and "
+           "Fast^Inst_p (strict) are computed exactly as their paper-rule twins with this qualifier. A PASSED verdict "
+           "without the field (stored before it existed, or its coverage could not be measured) is 'strict unknown': it "
+           "is NOT counted as strict correct, so strict values are lower bounds wherever such turns exist (marked *), and "
+           "how many there were is reported (strict_unknown)."},
       {"best_speedup", "Best speedup",
        "Per trajectory: the largest speedup (baseline time / candidate time, from the verdict) of its correct turns "
        "within the first T; none when it has no correct turn with a measured speedup (a PASSED turn without a "
@@ -283,6 +333,17 @@ const std::vector<MetricDefinition>& metric_definitions() {
        "The share of ALL counted trajectories whose best (instruction-qualified, for Fast^Inst_p) speedup within "
        "T is strictly greater than p; a trajectory without a best counts in the denominator only. At p equal to a "
        "speedup, that trajectory is not counted (strict >). Fast_0 is therefore the share with a correct, timed turn."},
+      {"fake_backend", "Fake backend",
+       "Verdicts made by the evaluation service's fake backend (serve --fake-gpus, for tests: no GPU used, statuses and "
+       "speedups dictated by markers in the candidate) carry the mark fake: true. The report refuses runs that hold any "
+       "unless --allow-fake is given; then every output says which numbers come from the fake backend and how many "
+       "verdicts were fake."},
+      {"evaluation_options", "Evaluation options",
+       "Each verdict records the options its evaluation ran with (environment.options; the timing section's policy; "
+       "skipped sanitize or timing stages; a PASSED verdict whose runtime SASS was not measured). A group whose "
+       "verdicts differ from the evaluator's defaults in correctness trials, tolerance, timing policy, sanitize, "
+       "profile, timing or their time limits says which option, which value and in how many verdicts. Device "
+       "placement, GPU sharing and memory budgets are not compared (they do not change what is measured)."},
       {"turn_labels", "Turn labels",
        "Each judged turn gets one label of the paper (Correct, Numerical error, Compilation error, Runtime error, "
        "Sanitize timeout, Kernel execution timeout, Service timeout, Extraction error, Other) from its status by the "

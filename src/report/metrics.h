@@ -1,5 +1,6 @@
 // The paper's metrics (DESIGN §7) over trajectories reduced to what they need: per turn a label,
-// the correct and target-instruction flags, the speedup and the tokens. Pure functions, so they are
+// the correct and target-instruction flags (the paper's rule and the strict one), the speedup and
+// the tokens. Pure functions, so they are
 // tested against hand-computed fixtures; report_data.h fills the inputs from a run store.
 // Every choice made here is stated in metric_definitions(), which every output prints.
 #pragma once
@@ -62,6 +63,11 @@ struct TokenCounts {
   }
 };
 
+/// Which correct turns a metric counts: all of them, those target-instruction correct by the
+/// paper's rule (target_instruction.correct: an executed wgmma/TMA/tcgen05 count > 0), or by the
+/// strict rule (target_instruction.strict_correct: tensor-core FLOP coverage >= kStrictCoverage).
+enum class InstructionRule { unrestricted, paper, strict };
+
 /// One judged turn: a verdict was stored, or no candidate could be extracted.
 struct TurnObs {
   int64_t turn = 0;
@@ -69,6 +75,15 @@ struct TurnObs {
   bool correct = false;  ///< PASSED
   bool target = false;   ///< PASSED and the verdict affirms target_instruction.correct (missing data: false)
   std::optional<double> speedup;  ///< only read when correct
+  /// The strict rule's target_instruction.strict_correct; unset when the verdict lacks it (stored
+  /// before the field existed, or coverage not measured): "strict unknown", never strict correct.
+  /// Only read when correct.
+  std::optional<bool> strict;
+
+  /// Correct and target-instruction correct by `rule` (an unknown strict verdict is not).
+  [[nodiscard]] bool qualifies(InstructionRule rule) const;
+  /// Correct with no strict verdict stored.
+  [[nodiscard]] bool strict_unknown() const { return correct && !strict; }
 };
 
 struct TrajectoryObs {
@@ -98,6 +113,20 @@ struct BudgetMetrics {
   std::optional<double> max_best, max_best_target;        ///< max over trajectories
   std::optional<double> median_best, median_best_target;  ///< median over trajectories that have a best
   int64_t with_best = 0, with_best_target = 0;            ///< how many have one
+  /// The same under the strict rule. Correct slots without a strict verdict are counted as not
+  /// strict correct (the strict values are then lower bounds) and counted in strict_unknown_slots.
+  int64_t strict_slots = 0, strict_unknown_slots = 0;
+  std::optional<double> strict_rate;
+  std::vector<std::optional<double>> best_strict;
+  std::optional<double> max_best_strict, median_best_strict;
+  int64_t with_best_strict = 0;
+
+  /// The fields above by rule (unrestricted: correctness_rate, best, ...).
+  [[nodiscard]] const std::optional<double>& rate(InstructionRule rule) const;
+  [[nodiscard]] const std::vector<std::optional<double>>& bests(InstructionRule rule) const;
+  [[nodiscard]] const std::optional<double>& max_of_bests(InstructionRule rule) const;
+  [[nodiscard]] const std::optional<double>& median_of_bests(InstructionRule rule) const;
+  [[nodiscard]] int64_t with_best_of(InstructionRule rule) const;
 };
 
 BudgetMetrics budget_metrics(const std::vector<TrajectoryObs>& trajectories, int budget);
@@ -135,6 +164,8 @@ struct GroupMetrics {
   int64_t trajectories = 0;  ///< all
   int64_t counted = 0;       ///< with at least one judged non-INFRA turn
   int64_t incomplete = 0;    ///< counted but failed / still running short of the budget
+  int64_t correct_turns = 0;         ///< PASSED turns actually run (no carry-forward)
+  int64_t strict_unknown_turns = 0;  ///< of which the verdict holds no strict rule verdict
   std::vector<BudgetMetrics> budgets;
   LabelCounts labels;
   Transitions transitions;

@@ -4,7 +4,11 @@
 #include <map>
 #include <set>
 
+#include <fmt/format.h>
+
 #include "common/error.h"
+#include "common/text.h"
+#include "evaluator/eval_options.h"
 #include "verdict/verdict.h"
 
 namespace ptxbench::report {
@@ -50,6 +54,61 @@ TokenCounts tokens_of(const TurnRecord& r) {
   return t;
 }
 
+// A recorded option as the report prints it ("5", "0.01", "true").
+template <class T>
+std::string option_text(const T& value) {
+  return fmt::format("{}", value);
+}
+
+using OptionValues = std::vector<std::pair<std::string, std::string>>;
+
+OptionValues policy_values(const TimingPolicyRecord& p) {
+  return {{"timing.warmup_calls", option_text(p.warmup_calls)},       {"timing.timed_calls", option_text(p.timed_calls)},
+          {"timing.trials", option_text(p.trials)},                   {"timing.interleave_calls", option_text(p.interleave_calls)},
+          {"timing.l2_flush_factor", option_text(p.l2_flush_factor)}, {"timing.poison_timed_calls", option_text(p.poison_timed_calls)}};
+}
+
+// What changes the measurement; device placement, GPU sharing, memory budgets and comparison
+// threads do not, and are left out.
+OptionValues option_values(const EvalOptionsRecord& o) {
+  OptionValues v = {{"correctness_trials", option_text(o.correctness_trials)},
+                    {"tolerance.atol", option_text(o.tolerance.atol)},
+                    {"tolerance.rtol", option_text(o.tolerance.rtol)},
+                    {"tolerance.required_ratio", option_text(o.tolerance.required_ratio)},
+                    {"sanitize", option_text(o.sanitize)},
+                    {"sanitize_runs", option_text(o.sanitize_runs)},
+                    {"sanitize_timeout_s", option_text(o.sanitize_timeout_s)},
+                    {"profile", option_text(o.profile)},
+                    {"profile_timeout_s", option_text(o.profile_timeout_s)},
+                    {"measure_time", option_text(o.measure_time)},
+                    {"call_timeout_s", option_text(o.call_timeout_s)},
+                    {"trial_timeout_s", option_text(o.trial_timeout_s)},
+                    {"compile_timeout_s", option_text(o.compile_timeout_s)}};
+  if (o.sass_tool) v.emplace_back("sass_tool", to_string(*o.sass_tool));
+  if (o.profile_always) v.emplace_back("profile_always", option_text(*o.profile_always));
+  OptionValues timing = policy_values(o.timing);
+  v.insert(v.end(), timing.begin(), timing.end());
+  return v;
+}
+
+// The evaluator's defaults, from its option struct (never numbers of our own).
+const std::string& default_value(const std::string& option) {
+  static const OptionValues defaults = option_values(EvalOptions{}.record());
+  static const std::string none;
+  for (const auto& [name, value] : defaults)
+    if (name == option) return value;
+  return none;
+}
+
+// Adds (option, value) unless that option is already listed or the value is the default.
+void note_option(std::vector<OptionChange>& out, const std::string& option, const std::string& value) {
+  const std::string& def = default_value(option);
+  if (value == def) return;
+  for (const auto& c : out)
+    if (c.option == option) return;
+  out.push_back({option, value, def, 1});
+}
+
 std::vector<TrajectoryObs> observations(const Report& r, const std::vector<std::size_t>& members) {
   std::vector<TrajectoryObs> out;
   out.reserve(members.size());
@@ -61,7 +120,50 @@ std::vector<TrajectoryObs> observations(const Report& r, const std::vector<std::
 
 std::string verdict_gpu(const Verdict& v) { return v.environment ? v.environment->gpu.name : ""; }
 
-Report build_report(const RunStore& store, const std::vector<std::string>& runs, const std::vector<int>& budgets_in) {
+bool from_fake_backend(const Verdict& v) {
+  auto it = v.extra.find("fake");
+  return it != v.extra.end() && it->is_boolean() && it->get<bool>();
+}
+
+std::vector<OptionChange> changed_options(const Verdict& v) {
+  std::vector<OptionChange> out;
+  if (v.environment)
+    for (const auto& [option, value] : option_values(v.environment->options)) note_option(out, option, value);
+  // The sections say the same where the environment is missing (a verdict of an older version).
+  if (v.stages.timing && v.stages.timing->policy)
+    for (const auto& [option, value] : policy_values(*v.stages.timing->policy)) note_option(out, option, value);
+  if (v.stages.sanitize && v.stages.sanitize->skipped) note_option(out, "sanitize", "skipped (" + *v.stages.sanitize->skipped + ")");
+  if (v.stages.timing && v.stages.timing->skipped) note_option(out, "measure_time", "skipped (" + *v.stages.timing->skipped + ")");
+  // A PASSED verdict without runtime SASS counts has no target-instruction verdict to give.
+  if (v.status == Status::PASSED && v.stages.runtime_sass && !v.stages.runtime_sass->measured())
+    note_option(out, "profile", "not measured (" + cut(v.stages.runtime_sass->note, 120, "...") + ")");
+  return out;
+}
+
+Provenance& Provenance::operator+=(const Provenance& o) {
+  verdicts += o.verdicts;
+  fake_verdicts += o.fake_verdicts;
+  for (const auto& c : o.changed_options) {
+    auto same = std::find_if(changed_options.begin(), changed_options.end(),
+                             [&c](const OptionChange& x) { return x.option == c.option && x.value == c.value; });
+    if (same == changed_options.end())
+      changed_options.push_back(c);
+    else
+      same->verdicts += c.verdicts;
+  }
+  return *this;
+}
+
+std::string describe_changes(const Provenance& p) {
+  std::string s;
+  for (const auto& c : p.changed_options)
+    s += fmt::format("{}{} = {} (default {}) in {} of {} verdicts", s.empty() ? "" : "; ", c.option, c.value,
+                     c.default_value.empty() ? "-" : c.default_value, c.verdicts, p.verdicts);
+  return s;
+}
+
+Report build_report(const RunStore& store, const std::vector<std::string>& runs, const std::vector<int>& budgets_in,
+                    FakeVerdicts fake) {
   Report r;
   r.store = store.path();
   r.generated_at = utc_now_iso8601();
@@ -72,7 +174,9 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
   for (int b : r.budgets)
     if (b < 1) throw InputError("report", "--budgets: turn budgets are >= 1, got " + std::to_string(b));
 
+  std::string fake_runs;  // "run ID (n of m verdicts), ..."
   for (const auto& id : resolve_runs(store, runs)) {
+    Provenance run_provenance;
     RunSummary s;
     s.info = store.run(id);
     s.num_turns = config_turns(s.info.config);
@@ -89,9 +193,20 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
         d.judged.push_back(judged);
         d.labels.push_back(label);
         d.obs.tokens += tokens_of(rec);
-        if (judged) d.obs.turns.push_back({rec.turn, label, rec.correct, rec.correct && rec.target_instruction, rec.speedup});
-        if (rec.verdict)
+        if (judged) {
+          // The strict verdict is written with the coverage it rests on; without it, it is unknown.
+          std::optional<bool> strict;
+          if (rec.verdict && rec.verdict->tensor_core_coverage) strict = rec.verdict->target_instruction_strict;
+          d.obs.turns.push_back({rec.turn, label, rec.correct, rec.correct && rec.target_instruction, rec.speedup, strict});
+        }
+        if (rec.verdict) {
           if (auto g = verdict_gpu(*rec.verdict); !g.empty()) gpus.insert(g);
+          Provenance p;
+          p.verdicts = 1;
+          p.fake_verdicts = from_fake_backend(*rec.verdict);
+          p.changed_options = changed_options(*rec.verdict);
+          d.provenance += p;
+        }
       }
       for (const auto& g : gpus) d.gpu += (d.gpu.empty() ? "" : "+") + g;
       most = std::max<int64_t>(most, static_cast<int64_t>(d.obs.turns.size()));
@@ -112,9 +227,19 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
         const auto& n = named[d.info.key.definition];
         d.gpu = n.size() == 1 ? *n.begin() : kUnknownGpu;
       }
+      run_provenance += d.provenance;
     }
+    if (run_provenance.fake())
+      fake_runs += fmt::format("{}run {} ({} of {} verdicts)", fake_runs.empty() ? "" : ", ", s.info.id, run_provenance.fake_verdicts,
+                               run_provenance.verdicts);
+    r.provenance += run_provenance;
     r.runs.push_back(std::move(s));
   }
+  if (!fake_runs.empty() && fake == FakeVerdicts::refuse)
+    throw InputError("report", "verdicts from the evaluation service's fake backend (serve --fake-gpus: no GPU ran, the "
+                               "candidate's markers dictated status and speedup) in " + fake_runs +
+                                   "; these are test data, not measurements. Give --allow-fake to report them anyway, "
+                                   "marked as such in every output");
 
   // Groups in the order first seen; a pooled row per run x model x GPU when a run has several definitions.
   for (const auto& s : r.runs) {
@@ -130,13 +255,13 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
       definitions.insert(d.info.key.definition);
       Group* g = find(per_definition, d.model, d.info.key.definition, d.gpu);
       if (!g) {
-        per_definition.push_back({s.info.id, d.model, d.info.key.definition, d.gpu, false, {}, {}});
+        per_definition.push_back({s.info.id, d.model, d.info.key.definition, d.gpu, false, {}, {}, {}});
         g = &per_definition.back();
       }
       g->members.push_back(i);
       Group* p = find(pooled, d.model, kPooledDefinition, d.gpu);
       if (!p) {
-        pooled.push_back({s.info.id, d.model, kPooledDefinition, d.gpu, true, {}, {}});
+        pooled.push_back({s.info.id, d.model, kPooledDefinition, d.gpu, true, {}, {}, {}});
         p = &pooled.back();
       }
       p->members.push_back(i);
@@ -145,7 +270,10 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
     if (definitions.size() > 1)
       for (auto& g : pooled) r.groups.push_back(std::move(g));
   }
-  for (auto& g : r.groups) g.metrics = group_metrics(observations(r, g.members), r.budgets);
+  for (auto& g : r.groups) {
+    g.metrics = group_metrics(observations(r, g.members), r.budgets);
+    for (auto i : g.members) g.provenance += r.trajectories[i].provenance;
+  }
 
   // Token ratios: the first run against each other one, per definition both ran and pooled.
   for (std::size_t k = 1; k < r.runs.size(); ++k) {

@@ -1,5 +1,6 @@
 // What `ptxbench report` shows, read from a run store: the runs, every trajectory with its turns
-// (for the drill-down), the groups (run × model × definition × GPU) with their metrics, and the
+// (for the drill-down), the groups (run × model × definition × GPU) with their metrics and the
+// provenance of their verdicts (fake backend, evaluation options off their defaults), and the
 // token comparisons between runs. All outputs (terminal, CSV, JSON, HTML) render this one struct.
 #pragma once
 
@@ -14,6 +15,34 @@ namespace ptxbench::report {
 inline constexpr const char* kPooledDefinition = "(all)";
 inline constexpr const char* kUnknownGpu = "-";
 
+/// One evaluation option whose recorded value is not the evaluator's default
+/// (evaluator/eval_options.h), and in how many verdicts.
+struct OptionChange {
+  std::string option;         ///< as named in the verdict: "correctness_trials", "timing.warmup_calls", "sanitize", ...
+  std::string value;          ///< as recorded ("5", "false", "skipped (disabled by option)")
+  std::string default_value;  ///< the evaluator's default, same format
+  int64_t verdicts = 0;
+};
+
+/// Where a set of verdicts came from.
+struct Provenance {
+  int64_t verdicts = 0;       ///< stored verdicts (extraction errors have none)
+  int64_t fake_verdicts = 0;  ///< of which made by the service's fake backend
+  std::vector<OptionChange> changed_options;  ///< by option, then value, in the order first seen
+
+  [[nodiscard]] bool fake() const { return fake_verdicts > 0; }
+  [[nodiscard]] bool options_changed() const { return !changed_options.empty(); }
+  Provenance& operator+=(const Provenance& o);
+};
+
+/// Whether a verdict comes from the service's fake backend (its document's `fake: true`).
+bool from_fake_backend(const Verdict& verdict);
+/// The evaluation options a verdict records that differ from the evaluator's defaults, as
+/// (option, value, default) with verdicts = 1; also the stages it skipped for want of an option.
+std::vector<OptionChange> changed_options(const Verdict& verdict);
+/// "timing.trials = 5 (default 3) in 4 of 10 verdicts; ..." ("" when nothing changed).
+std::string describe_changes(const Provenance& p);
+
 struct TrajectoryDetail {
   TrajectoryInfo info;
   std::string model;                 ///< the run's model (or built-in policy name)
@@ -22,6 +51,7 @@ struct TrajectoryDetail {
   std::vector<TurnLabel> labels;     ///< per record; meaningful for judged records only
   std::vector<bool> judged;          ///< per record: verdict or extraction error stored
   TrajectoryObs obs;                 ///< the reduced form the metrics read
+  Provenance provenance;             ///< of its stored verdicts
 };
 
 struct RunSummary {
@@ -35,6 +65,7 @@ struct Group {
   bool pooled = false;                 ///< definition == kPooledDefinition
   std::vector<std::size_t> members;    ///< indexes into Report::trajectories
   GroupMetrics metrics;
+  Provenance provenance;               ///< of its members' verdicts
 };
 
 struct Comparison {
@@ -52,13 +83,22 @@ struct Report {
   std::vector<TrajectoryDetail> trajectories;
   std::vector<Group> groups;
   std::vector<Comparison> comparisons;
+  Provenance provenance;  ///< of every verdict reported
+};
+
+/// What build_report does with runs holding verdicts of the service's fake backend.
+enum class FakeVerdicts {
+  refuse,  ///< InputError naming the runs and how many (the default)
+  allow,   ///< report them; every output marks them (`ptxbench report --allow-fake`)
 };
 
 /// The GPU a verdict names (environment.gpu.name), or "".
 std::string verdict_gpu(const Verdict& verdict);
 
 /// Reads the runs (exact ids or unique prefixes; InputError naming the known ids otherwise) and
-/// computes every group's metrics at `budgets` (each >= 1).
-Report build_report(const RunStore& store, const std::vector<std::string>& runs, const std::vector<int>& budgets);
+/// computes every group's metrics at `budgets` (each >= 1). Runs with fake-backend verdicts are an
+/// InputError unless `fake` is allow.
+Report build_report(const RunStore& store, const std::vector<std::string>& runs, const std::vector<int>& budgets,
+                    FakeVerdicts fake = FakeVerdicts::refuse);
 
 }  // namespace ptxbench::report

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "report/report_format.h"
+
 namespace ptxbench::report {
 namespace {
 
@@ -45,6 +47,27 @@ ordered_json fast_json(const std::vector<std::optional<double>>& bests) {
   return {{"p", p}, {"value", v}};
 }
 
+// How each target-instruction rule's metrics are named in JSON and CSV, and the definition that
+// states them. The paper-rule names are the published ones; the strict ones sit beside them.
+struct RuleNames {
+  InstructionRule rule;
+  const char* rate;
+  const char* best;
+  const char* fast;
+  const char* per_trajectory;
+  const char* rate_definition;
+  const char* best_definition;
+  const char* fast_definition;
+};
+constexpr RuleNames kRuleNames[] = {
+    {InstructionRule::unrestricted, "turn_correctness_rate", "best_speedup", "fast_p", "best", "turn_correctness_rate",
+     "best_speedup", "fast_p"},
+    {InstructionRule::paper, "target_correctness_rate", "best_target_speedup", "fast_inst_p", "best_target",
+     "target_correctness_rate", "best_target_speedup", "fast_p"},
+    {InstructionRule::strict, "strict_correctness_rate", "best_strict_speedup", "fast_inst_strict_p", "best_strict",
+     "strict_target_rule", "strict_target_rule", "strict_target_rule"},
+};
+
 ordered_json budget_json(const BudgetMetrics& m, const std::vector<int64_t>& ids) {
   ordered_json j = {{"T", m.budget}, {"measured", m.measured}, {"trajectories", m.trajectories}};
   if (!m.measured) {
@@ -56,17 +79,27 @@ ordered_json budget_json(const BudgetMetrics& m, const std::vector<int64_t>& ids
   j["carried_slots"] = m.carried_slots;
   j["correct_slots"] = m.correct_slots;
   j["target_slots"] = m.target_slots;
-  j["turn_correctness_rate"] = opt(m.correctness_rate);
-  j["target_correctness_rate"] = opt(m.target_rate);
-  j["best_speedup"] = {{"max", opt(m.max_best)}, {"median", opt(m.median_best)}, {"with_best", m.with_best}};
-  j["best_target_speedup"] = {{"max", opt(m.max_best_target)}, {"median", opt(m.median_best_target)}, {"with_best", m.with_best_target}};
-  j["fast_p"] = fast_json(m.best);
-  j["fast_inst_p"] = fast_json(m.best_target);
+  j["strict_slots"] = m.strict_slots;
+  j["strict_unknown_slots"] = m.strict_unknown_slots;
+  for (const auto& n : kRuleNames) j[n.rate] = opt(m.rate(n.rule));
+  for (const auto& n : kRuleNames)
+    j[n.best] = {{"max", opt(m.max_of_bests(n.rule))}, {"median", opt(m.median_of_bests(n.rule))}, {"with_best", m.with_best_of(n.rule)}};
+  for (const auto& n : kRuleNames) j[n.fast] = fast_json(m.bests(n.rule));
   ordered_json per = ordered_json::array();
-  for (std::size_t i = 0; i < m.best.size() && i < ids.size(); ++i)
-    per.push_back({{"trajectory", ids[i]}, {"best", opt(m.best[i])}, {"best_target", opt(m.best_target[i])}});
+  for (std::size_t i = 0; i < m.best.size() && i < ids.size(); ++i) {
+    ordered_json t = {{"trajectory", ids[i]}};
+    for (const auto& n : kRuleNames) t[n.per_trajectory] = opt(m.bests(n.rule)[i]);
+    per.push_back(t);
+  }
   j["per_trajectory"] = per;
   return j;
+}
+
+ordered_json provenance_json(const Provenance& p) {
+  ordered_json changes = ordered_json::array();
+  for (const auto& c : p.changed_options)
+    changes.push_back({{"option", c.option}, {"value", c.value}, {"default", c.default_value}, {"verdicts", c.verdicts}});
+  return {{"verdicts", p.verdicts}, {"fake_backend_verdicts", p.fake_verdicts}, {"changed_options", changes}};
 }
 
 ordered_json labels_json(const std::array<int64_t, kLabelCount>& counts) {
@@ -87,6 +120,8 @@ ordered_json report_json(const Report& r) {
   for (const auto& m : label_mapping()) mapping.push_back({{"status", m.status}, {"label", m.label}, {"note", m.note}});
   j["label_mapping"] = mapping;
   j["rates"] = "fractions in [0, 1]; speedups are baseline time / candidate time";
+  j["provenance"] = provenance_json(r.provenance);
+  if (r.provenance.fake()) j["fake_backend"] = fake_mark(r);
 
   ordered_json runs = ordered_json::array();
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
@@ -119,6 +154,9 @@ ordered_json report_json(const Report& r) {
                       {"trajectories", g.metrics.trajectories},
                       {"counted", g.metrics.counted},
                       {"incomplete", g.metrics.incomplete},
+                      {"correct_turns", g.metrics.correct_turns},
+                      {"strict_unknown_turns", g.metrics.strict_unknown_turns},
+                      {"provenance", provenance_json(g.provenance)},
                       {"budgets", budgets},
                       {"turn_labels", {{"total", labels_json(g.metrics.labels.total)}, {"per_turn", per_turn}}},
                       {"transitions", tr},
@@ -143,6 +181,12 @@ ordered_json report_json(const Report& r) {
       if (t.judged[k]) tj["label"] = label_name(t.labels[k]);
       tj["correct"] = rec.correct;
       tj["target_instruction"] = rec.correct && rec.target_instruction;
+      // Strict: true / false, or null when a correct turn's verdict holds no strict verdict.
+      tj["strict_target_instruction"] = rec.verdict && rec.verdict->tensor_core_coverage
+                                            ? ordered_json(rec.correct && rec.verdict->target_instruction_strict)
+                                            : rec.correct ? ordered_json(nullptr) : ordered_json(false);
+      tj["tensor_core_coverage"] = rec.verdict ? opt(rec.verdict->tensor_core_coverage) : ordered_json(nullptr);
+      tj["fake_backend"] = rec.verdict && from_fake_backend(*rec.verdict);
       tj["speedup"] = opt(rec.speedup);
       tj["gpu"] = rec.verdict ? verdict_gpu(*rec.verdict) : "";
       TokenCounts tc;
@@ -167,6 +211,7 @@ ordered_json report_json(const Report& r) {
                             {"best_speedup", opt(t.info.best_speedup)},
                             {"best_target_speedup", opt(t.info.best_target_speedup)},
                             {"tokens", tokens_json(t.obs.tokens)},
+                            {"provenance", provenance_json(t.provenance)},
                             {"turns", turns}});
   }
   j["trajectories"] = trajectories;
@@ -184,19 +229,27 @@ std::string csv_field(const std::string& s) {
 }
 
 std::string report_csv(const Report& r) {
-  std::string out = "run,model,definition,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition\n";
+  std::string out =
+      "run,model,definition,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition,provenance\n";
   auto num = [](double v) { return fmt::format("{:.6g}", v); };
   for (const auto& g : r.groups) {
     std::string key = csv_field(g.run_id) + "," + csv_field(g.model) + "," + csv_field(g.definition) + "," + csv_field(g.gpu) + "," +
                       std::to_string(g.metrics.counted) + ",";
+    std::string flags = csv_field(provenance_flags(g.provenance));
     auto row = [&](const std::string& metric, const std::string& budget, const std::string& p, const std::string& label,
                    const std::string& to, const std::string& value, const std::string& def) {
       out += key + metric + "," + budget + "," + p + "," + csv_field(label) + "," + csv_field(to) + ",," + value + "," +
-             csv_field(definition_text(def)) + "\n";
+             csv_field(definition_text(def)) + "," + flags + "\n";
     };
     auto o = [&](const std::optional<double>& v) { return v ? num(*v) : std::string(); };
     row("trajectories_not_counted", "", "", "", "", std::to_string(g.metrics.trajectories - g.metrics.counted), "counted_trajectory");
     row("trajectories_incomplete", "", "", "", "", std::to_string(g.metrics.incomplete), "carry_forward");
+    row("strict_unknown_turns", "", "", "", "", std::to_string(g.metrics.strict_unknown_turns), "strict_target_rule");
+    row("verdicts", "", "", "", "", std::to_string(g.provenance.verdicts), "fake_backend");
+    row("fake_backend_verdicts", "", "", "", "", std::to_string(g.provenance.fake_verdicts), "fake_backend");
+    for (const auto& c : g.provenance.changed_options)
+      row("evaluation_option_changed", "", "", c.option + " = " + c.value, "default " + c.default_value, std::to_string(c.verdicts),
+          "evaluation_options");
     for (const auto& m : g.metrics.budgets) {
       std::string T = std::to_string(m.budget);
       if (!m.measured) {
@@ -206,18 +259,15 @@ std::string report_csv(const Report& r) {
       row("slots", T, "", "", "", std::to_string(m.slots), "turn_correctness_rate");
       row("infra_slots", T, "", "", "", std::to_string(m.infra_slots), "turn_correctness_rate");
       row("carried_slots", T, "", "", "", std::to_string(m.carried_slots), "carry_forward");
-      row("turn_correctness_rate", T, "", "", "", o(m.correctness_rate), "turn_correctness_rate");
-      row("target_correctness_rate", T, "", "", "", o(m.target_rate), "target_correctness_rate");
-      row("best_speedup_max", T, "", "", "", o(m.max_best), "best_speedup");
-      row("best_speedup_median", T, "", "", "", o(m.median_best), "best_speedup");
-      row("best_speedup_with_best", T, "", "", "", std::to_string(m.with_best), "best_speedup");
-      row("best_target_speedup_max", T, "", "", "", o(m.max_best_target), "best_target_speedup");
-      row("best_target_speedup_median", T, "", "", "", o(m.median_best_target), "best_target_speedup");
-      row("best_target_speedup_with_best", T, "", "", "", std::to_string(m.with_best_target), "best_target_speedup");
-      for (double p : fast_p_grid()) {
-        row("fast_p", T, num(p), "", "", num(fast_p(m.best, p)), "fast_p");
-        row("fast_inst_p", T, num(p), "", "", num(fast_p(m.best_target, p)), "fast_p");
+      row("strict_unknown_slots", T, "", "", "", std::to_string(m.strict_unknown_slots), "strict_target_rule");
+      for (const auto& n : kRuleNames) {
+        row(n.rate, T, "", "", "", o(m.rate(n.rule)), n.rate_definition);
+        row(std::string(n.best) + "_max", T, "", "", "", o(m.max_of_bests(n.rule)), n.best_definition);
+        row(std::string(n.best) + "_median", T, "", "", "", o(m.median_of_bests(n.rule)), n.best_definition);
+        row(std::string(n.best) + "_with_best", T, "", "", "", std::to_string(m.with_best_of(n.rule)), n.best_definition);
       }
+      for (double p : fast_p_grid())
+        for (const auto& n : kRuleNames) row(n.fast, T, num(p), "", "", num(fast_p(m.bests(n.rule), p)), n.fast_definition);
     }
     for (auto l : kAllLabels)
       row("turn_label_count", "", "", label_name(l), "", std::to_string(g.metrics.labels.total[static_cast<std::size_t>(label_index(l))]),
@@ -236,6 +286,7 @@ std::string report_csv(const Report& r) {
       row(std::string("tokens_") + kind + "_mean_per_trajectory", "", "", "", "", o(v.second), "tokens");
     }
   }
+  const std::string flags = csv_field(provenance_flags(r.provenance));
   for (const auto& c : r.comparisons) {
     const std::pair<const char*, std::optional<double>> kinds[] = {{"prompt", c.ratio.prompt},
                                                                    {"completion", c.ratio.completion},
@@ -244,7 +295,7 @@ std::string report_csv(const Report& r) {
                                                                    {"total", c.ratio.total}};
     for (const auto& [kind, v] : kinds)
       out += csv_field(c.reference_run) + ",," + csv_field(c.definition) + ",,," + "token_ratio_" + kind + ",,,,," +
-             csv_field(c.run) + "," + (v ? num(*v) : "") + "," + csv_field(definition_text("token_ratio")) + "\n";
+             csv_field(c.run) + "," + (v ? num(*v) : "") + "," + csv_field(definition_text("token_ratio")) + "," + flags + "\n";
   }
   return out;
 }

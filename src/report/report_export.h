@@ -1,5 +1,6 @@
 // Machine-readable reports: one JSON document (schema "ptxbench.report") and one long-format CSV
-// (a row per group x metric x budget x p / label), both stating the metric definitions.
+// (a row per group x metric x budget x p / label, its last column the group's provenance marks),
+// both stating the metric definitions.
 #pragma once
 
 #include <string>

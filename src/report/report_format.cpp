@@ -5,9 +5,9 @@
 namespace ptxbench::report {
 namespace {
 
-std::optional<double> fast(const BudgetMetrics& m, bool target, double p) {
+std::optional<double> fast(const BudgetMetrics& m, InstructionRule rule, double p) {
   if (m.trajectories == 0) return std::nullopt;
-  return 100.0 * fast_p(target ? m.best_target : m.best, p);
+  return 100.0 * fast_p(m.bests(rule), p);
 }
 
 }  // namespace
@@ -16,23 +16,23 @@ const std::vector<BudgetTable>& budget_tables() {
   static const std::vector<BudgetTable> tables = {
       {"turn_correctness", "Turn correctness rate",
        "correct slots / (counted trajectories x T - INFRA_ERROR slots); early stops carry their last verdict forward",
-       [](const BudgetMetrics& m, bool target) {
-         auto v = target ? m.target_rate : m.correctness_rate;
+       [](const BudgetMetrics& m, InstructionRule rule) {
+         const auto& v = m.rate(rule);
          return v ? std::optional<double>(100.0 * *v) : std::nullopt;
        },
        1, "%"},
       {"best_speedup", "Best speedup (max over trajectories)",
        "max over trajectories of the best correct speedup within the first T turns; '-': no correct timed turn",
-       [](const BudgetMetrics& m, bool target) { return target ? m.max_best_target : m.max_best; }, 2, "x"},
+       [](const BudgetMetrics& m, InstructionRule rule) { return m.max_of_bests(rule); }, 2, "x"},
       {"median_best_speedup", "Median of per-trajectory best speedups",
        "median over the trajectories that have a correct timed turn within T (how many: JSON/CSV with_best)",
-       [](const BudgetMetrics& m, bool target) { return target ? m.median_best_target : m.median_best; }, 2, "x"},
+       [](const BudgetMetrics& m, InstructionRule rule) { return m.median_of_bests(rule); }, 2, "x"},
       {"fast_1", "Fast_1 (best speedup > 1.0)",
        "share of ALL counted trajectories whose best speedup within T is strictly > 1.0",
-       [](const BudgetMetrics& m, bool target) { return fast(m, target, 1.0); }, 1, "%"},
+       [](const BudgetMetrics& m, InstructionRule rule) { return fast(m, rule, 1.0); }, 1, "%"},
       {"fast_0", "Fast_0 (a correct, timed turn)",
        "share of ALL counted trajectories whose best speedup within T is strictly > 0",
-       [](const BudgetMetrics& m, bool target) { return fast(m, target, 0.0); }, 1, "%"},
+       [](const BudgetMetrics& m, InstructionRule rule) { return fast(m, rule, 0.0); }, 1, "%"},
   };
   return tables;
 }
@@ -43,18 +43,32 @@ std::string format_optional(const std::optional<double>& v, int decimals, const 
   return v ? format_number(*v, decimals) : none;
 }
 
-std::string budget_values(const GroupMetrics& g, const BudgetTable& table, bool target) {
+std::string budget_values(const GroupMetrics& g, const BudgetTable& table, InstructionRule rule) {
   std::string out;
   for (std::size_t i = 0; i < g.budgets.size(); ++i) {
     const auto& m = g.budgets[i];
     if (i) out += " / ";
-    out += m.measured ? format_optional(table.value(m, target), table.decimals) : "n/a";
+    if (!m.measured) {
+      out += "n/a";
+      continue;
+    }
+    out += format_optional(table.value(m, rule), table.decimals);
+    if (rule == InstructionRule::strict && m.strict_unknown_slots > 0) out += "*";
   }
   return out;
 }
 
 std::string budget_cell(const GroupMetrics& g, const BudgetTable& table) {
-  return budget_values(g, table, true) + " (" + budget_values(g, table, false) + ")";
+  return budget_values(g, table, InstructionRule::paper) + " (" + budget_values(g, table, InstructionRule::unrestricted) + ")";
+}
+
+const char* const kStrictColumn = "Strict rule (coverage)";
+
+std::string strict_note() {
+  return "Strict rule: the same metric counting only turns whose verdict affirms target_instruction.strict_correct (" +
+         strict_target_rule() +
+         "). *: a lower bound - some correct turns within T have no strict verdict (stored before the field existed, "
+         "or coverage not measured), counted as not strict correct; the notes say how many.";
 }
 
 std::string budgets_text(const std::vector<int>& budgets) {
@@ -80,6 +94,31 @@ std::string group_notes(const Group& g) {
   if (g.metrics.incomplete)
     s += fmt::format("{}{} incomplete (failed or still running; last verdict carried forward)", s.empty() ? "" : "; ",
                      g.metrics.incomplete);
+  if (g.metrics.strict_unknown_turns)
+    s += fmt::format("{}strict rule unknown for {} of {} correct turns (no target_instruction.strict_correct in the verdict: "
+                     "counted as not strict correct)",
+                     s.empty() ? "" : "; ", g.metrics.strict_unknown_turns, g.metrics.correct_turns);
+  return s;
+}
+
+std::string fake_mark(const Report& r) {
+  if (!r.provenance.fake()) return "";
+  return fmt::format("FAKE BACKEND: {} of {} verdicts come from the evaluation service's fake backend (no GPU ran; "
+                     "reported with --allow-fake), not from measurements",
+                     r.provenance.fake_verdicts, r.provenance.verdicts);
+}
+
+std::string provenance_summary(const Group& g) {
+  std::string s;
+  const auto& p = g.provenance;
+  if (p.fake()) s = fmt::format("fake backend ({} of {} verdicts)", p.fake_verdicts, p.verdicts);
+  if (p.options_changed()) s += (s.empty() ? "" : "; ") + std::string("evaluation options off their defaults: ") + describe_changes(p);
+  return s;
+}
+
+std::string provenance_flags(const Provenance& p) {
+  std::string s = p.fake() ? "fake_backend" : "";
+  if (p.options_changed()) s += s.empty() ? "options_changed" : ";options_changed";
   return s;
 }
 

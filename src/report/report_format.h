@@ -1,6 +1,7 @@
 // The paper-style tables shared by the terminal and HTML outputs: which metric each table shows
 // and how a cell reads ("a / b / c (a' / b' / c')": the target-instruction value at each budget,
-// then the unrestricted one in parentheses), so both outputs say exactly the same thing.
+// then the unrestricted one in parentheses; the strict rule's values beside them), and the marks
+// of provenance, so both outputs say exactly the same thing.
 #pragma once
 
 #include <functional>
@@ -17,17 +18,22 @@ struct BudgetTable {
   std::string key;    ///< "turn_correctness", ... (HTML ids)
   std::string title;
   std::string note;
-  /// The value at one budget; `target`: the target-instruction variant. Absent: nothing to show.
-  std::function<std::optional<double>(const BudgetMetrics&, bool target)> value;
+  /// The value at one budget under a target-instruction rule. Absent: nothing to show.
+  std::function<std::optional<double>(const BudgetMetrics&, InstructionRule)> value;
   int decimals = 1;
   std::string unit;  ///< appended to the caption, e.g. "%" or "x"
 };
 const std::vector<BudgetTable>& budget_tables();
 
-/// "a / b / c (a' / b' / c')"; "n/a" at an unmeasured budget, "-" where there is no value.
+/// "a / b / c (a' / b' / c')" (paper rule, then unrestricted); "n/a" at an unmeasured budget, "-"
+/// where there is no value.
 std::string budget_cell(const GroupMetrics& g, const BudgetTable& table);
-/// Just the target-instruction half ("a / b / c") or the unrestricted one.
-std::string budget_values(const GroupMetrics& g, const BudgetTable& table, bool target);
+/// "a / b / c" under one rule; under the strict rule a value is followed by '*' where correct
+/// turns without a strict verdict make it a lower bound.
+std::string budget_values(const GroupMetrics& g, const BudgetTable& table, InstructionRule rule);
+/// The strict columns' caption and what '*' means.
+extern const char* const kStrictColumn;
+std::string strict_note();
 
 std::string format_number(double v, int decimals);
 std::string format_optional(const std::optional<double>& v, int decimals, const std::string& none = "-");
@@ -36,7 +42,16 @@ std::string budgets_text(const std::vector<int>& budgets);
 /// The GPU of a group, or "-".
 std::string run_label(const Report& r, const std::string& run_id);  ///< "R1", "R2", ... in the order asked
 std::string trajectory_name(const TrajectoryDetail& t);  ///< definition/tag#index
-/// Counts and why a trajectory was not counted / is incomplete, as a sentence for the notes.
+/// Counts and why a trajectory was not counted / is incomplete, and correct turns without a strict
+/// verdict, as a sentence for the notes.
 std::string group_notes(const Group& g);
+/// The fake-backend banner of a report with fake verdicts ("" without them), and the tag every
+/// table title of such a report carries.
+std::string fake_mark(const Report& r);
+inline constexpr const char* kFakeTag = "[FAKE BACKEND: not GPU measurements]";
+/// Provenance of a group in a few words: "fake backend (3 of 3 verdicts); options changed: ..." or "".
+std::string provenance_summary(const Group& g);
+/// The CSV provenance column: "", "fake_backend", "options_changed" or both joined by ';'.
+std::string provenance_flags(const Provenance& p);
 
 }  // namespace ptxbench::report

@@ -59,7 +59,8 @@ h1{font-size:24px;margin:8px 0}h2{font-size:19px;margin:28px 0 8px;border-bottom
 h3{font-size:15px;margin:18px 0 4px}nav a{margin-right:14px}
 table{border-collapse:collapse;margin:6px 0 10px}th,td{border:1px solid #d8d8d8;padding:3px 8px;text-align:left;vertical-align:top}
 th{background:#f3f5f7}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-.metric td.cell{font-variant-numeric:tabular-nums;white-space:nowrap}.inst{font-weight:600}.unres{color:#666}
+.metric td.cell{font-variant-numeric:tabular-nums;white-space:nowrap}.inst{font-weight:600}.unres{color:#666}.strict{color:#1f4e8c}
+.fake-banner{border:2px solid #b3261e;padding:6px 10px;font-weight:600}.fake-tag{font-size:13px;margin-left:10px}
 .note{color:#555;margin:2px 0 6px;max-width:1100px}.small{font-size:12px;color:#666}
 .charts{display:flex;flex-wrap:wrap;gap:18px}.chart{border:1px solid #e2e2e2;border-radius:4px;padding:6px}
 .legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:6px 0}.swatch{display:inline-block;width:18px;height:4px;margin-right:6px;vertical-align:middle}
@@ -103,7 +104,7 @@ constexpr const char* kScript = R"JS(
     var maxb = 0;
     groups.forEach(function (g) {
       var b = g.budgets[bi];
-      if (b.measured) b.best.concat(b.best_target).forEach(function (x) { maxb = Math.max(maxb, x); });
+      if (b.measured) b.best.concat(b.best_target, b.best_strict).forEach(function (x) { maxb = Math.max(maxb, x); });
     });
     var xmax = Math.max(2, Math.ceil(maxb * 1.1 * 2) / 2);
     var sx = function (p) { return (L + (W - L - R) * p / xmax).toFixed(2); };
@@ -111,7 +112,7 @@ constexpr const char* kScript = R"JS(
     var box = tag('div', {'class': 'chart'}, parent);
     var s = svg('svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, 'class': 'fastp-chart', 'data-budget': T}, box);
     var title = svg('text', {x: L, y: 16, 'font-size': 13, 'font-weight': 600}, s);
-    title.textContent = 'Fast_p at T = ' + T + ' (solid: Fast^Inst_p, dashed: Fast_p)';
+    title.textContent = 'Fast_p at T = ' + T + ' (solid: Fast^Inst_p, dotted: strict, dashed: Fast_p)';
     svg('line', {x1: L, y1: sy(0), x2: W - R, y2: sy(0), stroke: '#444'}, s);
     svg('line', {x1: L, y1: sy(0), x2: L, y2: sy(1), stroke: '#444'}, s);
     var step = xmax <= 3 ? 0.5 : xmax <= 10 ? 1 : Math.ceil(xmax / 10);
@@ -131,9 +132,9 @@ constexpr const char* kScript = R"JS(
     groups.forEach(function (g) {
       var b = g.budgets[bi];
       if (!b.measured || b.n === 0) return;
-      [['best_target', null, 'Fast^Inst_p'], ['best', '5 4', 'Fast_p']].forEach(function (v) {
+      [['best_target', null, 'Fast^Inst_p'], ['best_strict', '1 3', 'Fast^Inst_p (strict rule)'], ['best', '5 4', 'Fast_p']].forEach(function (v) {
         var path = svg('path', {d: stepPath(b[v[0]], b.n, sx, sy, xmax), fill: 'none', stroke: g.color, 'stroke-width': 2,
-                                'class': 'fastp-curve', 'data-group': g.label}, s);
+                                'class': 'fastp-curve', 'data-group': g.label, 'data-rule': v[0]}, s);
         if (v[1]) path.setAttribute('stroke-dasharray', v[1]);
         var tt = svg('title', {}, path);
         tt.textContent = g.label + ' - ' + v[2] + ' at T = ' + T + ' (' + b.n + ' trajectories)';
@@ -260,13 +261,21 @@ std::string budget_tables_html(const Report& r) {
     s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td><td>" + e(g.gpu) + "</td><td class=\"num\">" +
          std::to_string(g.metrics.counted) + "</td>";
     for (const auto& table : budget_tables())
-      s += "<td class=\"cell\"><span class=\"inst\">" + e(budget_values(g.metrics, table, true)) + "</span><br><span class=\"unres\">(" +
-           e(budget_values(g.metrics, table, false)) + ")</span></td>";
+      s += "<td class=\"cell\"><span class=\"inst\">" + e(budget_values(g.metrics, table, InstructionRule::paper)) +
+           "</span><br><span class=\"unres\">(" + e(budget_values(g.metrics, table, InstructionRule::unrestricted)) +
+           ")</span><br><span class=\"strict\">strict: " + e(budget_values(g.metrics, table, InstructionRule::strict)) + "</span></td>";
     s += "</tr>";
   }
   s += "</table><ol class=\"note\">";
   for (const auto& table : budget_tables()) s += "<li><b>" + e(table.title) + "</b>: " + e(table.note) + "</li>";
-  return s + "</ol>";
+  return s + "</ol><p class=\"note strict\">" + e(strict_note()) + "</p>";
+}
+
+// A correct turn's strict verdict: "yes (97%)", "no (12%)" or "unknown" (no strict verdict stored).
+std::string strict_text(const TurnRecord& rec) {
+  if (!rec.verdict || !rec.verdict->tensor_core_coverage) return "unknown";
+  return std::string(rec.verdict->target_instruction_strict ? "yes" : "no") + " (" +
+         format_number(100.0 * *rec.verdict->tensor_core_coverage, 0) + "%)";
 }
 
 std::string turn_html(const TrajectoryDetail& t, std::size_t k, std::map<std::string, int64_t>& seen) {
@@ -277,6 +286,8 @@ std::string turn_html(const TrajectoryDetail& t, std::size_t k, std::map<std::st
   if (t.judged[k]) s += " \u2014 " + e(label_name(t.labels[k]));
   if (rec.speedup) s += " \u2014 " + format_number(*rec.speedup, 3) + "x";
   if (rec.correct) s += rec.target_instruction ? " \u2014 target instructions: yes" : " \u2014 target instructions: no";
+  if (rec.correct) s += " \u2014 strict: " + strict_text(rec);
+  if (rec.verdict && from_fake_backend(*rec.verdict)) s += " \u2014 <span class=\"bad\">fake backend</span>";
   s += "</summary>";
   if (rec.verdict) {
     const Verdict& v = *rec.verdict;
@@ -318,17 +329,18 @@ std::string trajectory_html(const Report& r, const TrajectoryDetail& t) {
                               best_t, t.records.size(), t.obs.tokens.total());
   if (!counted(t.obs)) s += "<p class=\"bad\">Not counted: no judged turn other than INFRA_ERROR.</p>";
   if (t.obs.incomplete) s += "<p class=\"bad\">Incomplete: its last verdict is carried forward.</p>";
-  s += "<table class=\"turns\"><tr><th>Turn</th><th>Status</th><th>Label</th><th>Correct</th><th>Target instr.</th><th class=\"num\">Speedup</th>"
+  s += "<table class=\"turns\"><tr><th>Turn</th><th>Status</th><th>Label</th><th>Correct</th><th>Target instr.</th><th>Strict (coverage)</th><th class=\"num\">Speedup</th>"
        "<th class=\"num\">Prompt</th><th class=\"num\">Completion</th><th class=\"num\">Reasoning</th><th class=\"num\">Cached</th></tr>";
   for (std::size_t k = 0; k < t.records.size(); ++k) {
     const auto& rec = t.records[k];
     int64_t p = 0, c = 0, rs = 0, ca = 0;
     if (rec.usage) p = rec.usage->prompt_tokens, c = rec.usage->completion_tokens, rs = rec.usage->reasoning_tokens, ca = rec.usage->cached_tokens;
-    s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
+    s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
                      "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
                      rec.turn, e(rec.status.empty() ? "(" + to_string(rec.step) + ")" : rec.status),
                      t.judged[k] ? e(label_name(t.labels[k])) : "", rec.correct ? "yes" : "no",
-                     rec.correct && rec.target_instruction ? "yes" : "no", rec.speedup ? format_number(*rec.speedup, 3) : "-", p, c, rs, ca);
+                     rec.correct && rec.target_instruction ? "yes" : "no", rec.correct ? strict_text(rec) : "-",
+                     rec.speedup ? format_number(*rec.speedup, 3) : "-", p, c, rs, ca);
   }
   s += "</table>";
   std::map<std::string, int64_t> seen;
@@ -336,17 +348,48 @@ std::string trajectory_html(const Report& r, const TrajectoryDetail& t) {
   return s + "</details>";
 }
 
+// A section heading; in a report with fake-backend verdicts it says so.
+std::string h2(const Report& r, const std::string& id, const std::string& text) {
+  std::string tag = r.provenance.fake() ? std::string("<span class=\"bad fake-tag\">") + kFakeTag + "</span>" : "";
+  return "<h2 id=\"" + e(id) + "\">" + e(text) + tag + "</h2>";
+}
+
+// Per group: verdicts, fake-backend verdicts, evaluation options off their defaults.
+std::string provenance_html(const Report& r) {
+  std::string s = h2(r, "provenance", "Provenance") + "<p class=\"note\">" + e(definition_text("fake_backend")) + " " +
+                  e(definition_text("evaluation_options")) + "</p>";
+  if (!r.provenance.fake() && !r.provenance.options_changed())
+    return s + fmt::format("<p>Every one of the {} verdicts comes from a GPU evaluation with the evaluator's default options.</p>\n",
+                           r.provenance.verdicts);
+  s += "<table id=\"provenance-table\"><tr>";
+  if (r.runs.size() > 1) s += "<th>Run</th>";
+  s += "<th>Model</th><th>Definition</th><th>GPU</th><th class=\"num\">Verdicts</th><th class=\"num\">Fake backend</th>"
+       "<th>Evaluation options off their defaults</th></tr>";
+  for (const auto& g : r.groups) {
+    s += "<tr>";
+    if (r.runs.size() > 1) s += "<td>" + e(run_label(r, g.run_id)) + "</td>";
+    s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td><td>" + e(g.gpu) + "</td><td class=\"num\">" +
+         std::to_string(g.provenance.verdicts) + "</td><td class=\"num" + (g.provenance.fake() ? " bad" : "") + "\">" +
+         std::to_string(g.provenance.fake_verdicts) + "</td><td>" + e(describe_changes(g.provenance)) + "</td></tr>";
+  }
+  return s + "</table>\n";
+}
+
 ordered_json chart_data(const Report& r) {
   ordered_json groups = ordered_json::array();
   for (const auto& g : r.groups) {
     ordered_json budgets = ordered_json::array();
     for (const auto& m : g.metrics.budgets) {
-      ordered_json best = ordered_json::array(), best_target = ordered_json::array();
-      for (const auto& b : m.best)
-        if (b) best.push_back(*b);
-      for (const auto& b : m.best_target)
-        if (b) best_target.push_back(*b);
-      budgets.push_back({{"T", m.budget}, {"measured", m.measured}, {"n", m.trajectories}, {"best", best}, {"best_target", best_target}});
+      ordered_json b = {{"T", m.budget}, {"measured", m.measured}, {"n", m.trajectories}};
+      const std::pair<const char*, InstructionRule> curves[] = {
+          {"best", InstructionRule::unrestricted}, {"best_target", InstructionRule::paper}, {"best_strict", InstructionRule::strict}};
+      for (const auto& [key, rule] : curves) {
+        ordered_json present = ordered_json::array();
+        for (const auto& x : m.bests(rule))
+          if (x) present.push_back(*x);
+        b[key] = present;
+      }
+      budgets.push_back(b);
     }
     groups.push_back({{"label", group_label(r, g)}, {"definition", g.definition}, {"budgets", budgets}});
   }
@@ -400,12 +443,13 @@ std::string render_html(const Report& r) {
   s += "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>ptxbench report</title>\n<style>";
   s += kStyle;
   s += "</style></head><body>\n<h1>ptxbench report</h1>\n";
+  if (auto mark = fake_mark(r); !mark.empty()) s += "<p class=\"bad fake-banner\" id=\"fake-backend\">" + e(mark) + "</p>\n";
   s += "<p class=\"small\">Store " + e(r.store) + " \u00b7 generated " + e(r.generated_at) + " \u00b7 turn budgets T = " +
        e(budgets_text(r.budgets)) + " \u00b7 opens offline: no network access, everything is inline.</p>\n";
-  s += "<nav><a href=\"#runs\">Runs</a><a href=\"#tables\">Metrics</a><a href=\"#fastp\">Fast_p curves</a><a href=\"#labels\">Turn labels "
+  s += "<nav><a href=\"#runs\">Runs</a><a href=\"#provenance\">Provenance</a><a href=\"#tables\">Metrics</a><a href=\"#fastp\">Fast_p curves</a><a href=\"#labels\">Turn labels "
        "&amp; transitions</a><a href=\"#tokens\">Tokens</a><a href=\"#trajectories\">Trajectories</a><a href=\"#definitions\">Definitions</a></nav>\n";
 
-  s += "<h2 id=\"runs\">Runs</h2><table><tr><th></th><th>Run</th><th>Status</th><th>Model</th><th class=\"num\">num_turns</th><th "
+  s += h2(r, "runs", "Runs") + "<table><tr><th></th><th>Run</th><th>Status</th><th>Model</th><th class=\"num\">num_turns</th><th "
        "class=\"num\">Trajectories</th><th>Name</th></tr>";
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const auto& run = r.runs[i];
@@ -414,9 +458,9 @@ std::string render_html(const Report& r) {
                      e(run.info.notes));
   }
   s += "</table>\n";
+  s += provenance_html(r);
 
-  s += "<h2 id=\"tables\">Metrics at T = " + e(budgets_text(r.budgets)) +
-       "</h2><p class=\"note\">Each cell (the paper's Table 1 / Table 9 layout): <span class=\"inst\">the target-instruction value at T = " +
+  s += h2(r, "tables", "Metrics at T = " + budgets_text(r.budgets)) + "<p class=\"note\">Each cell (the paper's Table 1 / Table 9 layout): <span class=\"inst\">the target-instruction value at T = " +
        e(budgets_text(r.budgets)) +
        "</span> over <span class=\"unres\">(the unrestricted value)</span>. n/a: T above the run's num_turns (not measured); -: nothing to "
        "measure. Traj: counted trajectories. The <a href=\"#definitions\">definitions</a> say exactly what is counted.</p>\n";
@@ -426,13 +470,14 @@ std::string render_html(const Report& r) {
     if (auto n = group_notes(g); !n.empty()) notes += "<li>" + e(group_label(r, g)) + ": " + e(n) + "</li>";
   if (!notes.empty()) s += "<p><b>Notes</b></p><ul>" + notes + "</ul>";
 
-  s += "\n<h2 id=\"fastp\">Fast_p curves</h2><p class=\"note\">" + e(definition_text("fast_p")) +
-       " Solid: Fast^Inst_p (instruction-qualified best), dashed: Fast_p; the dotted vertical line is p = 1 (the baseline).</p>"
+  s += "\n" + h2(r, "fastp", "Fast_p curves") + "<p class=\"note\">" + e(definition_text("fast_p")) +
+       " Solid: Fast^Inst_p (instruction-qualified best, the paper's rule), dotted: Fast^Inst_p under the strict rule, dashed: Fast_p; "
+       "the dotted vertical line is p = 1 (the baseline).</p>"
        "<div id=\"fastp-controls\"></div><div id=\"fastp-charts\" class=\"charts\"></div><div id=\"fastp-legend\" class=\"legend\"></div>"
        "<noscript><p class=\"bad\">The curves are drawn by the page's inline script; the tables above hold the same data at p = 0 and 1, "
        "and the JSON report lists Fast_p over a grid of p.</p></noscript>\n";
 
-  s += "<h2 id=\"labels\">Turn labels and error-state transitions</h2><p class=\"note\">Counts over judged turns actually run (no "
+  s += h2(r, "labels", "Turn labels and error-state transitions") + "<p class=\"note\">Counts over judged turns actually run (no "
        "carry-forward). Bars: labels per turn index; matrix: label at turn n (row) to label at turn n+1 (column).</p>";
   s += "<div class=\"legend\">";
   for (auto l : kAllLabels)
@@ -455,7 +500,7 @@ std::string render_html(const Report& r) {
          transition_svg(g.metrics.transitions) + "</div>";
   s += "</div>\n";
 
-  s += "<h2 id=\"tokens\">Tokens per trajectory</h2><p class=\"note\">" + e(definition_text("tokens")) + "</p><table><tr>";
+  s += h2(r, "tokens", "Tokens per trajectory") + "<p class=\"note\">" + e(definition_text("tokens")) + "</p><table><tr>";
   if (multi) s += "<th>Run</th>";
   s += "<th>Model</th><th>Definition</th><th>GPU</th><th class=\"num\">Trajectories</th><th class=\"num\">Prompt</th><th "
        "class=\"num\">Completion</th><th class=\"num\">Reasoning</th><th class=\"num\">Cached</th><th class=\"num\">Total</th></tr>";
@@ -483,7 +528,7 @@ std::string render_html(const Report& r) {
     s += "</table>";
   }
 
-  s += "\n<h2 id=\"trajectories\">Trajectories</h2><p class=\"note\">Every stored turn: verdict, speedup, tokens, the candidate "
+  s += "\n" + h2(r, "trajectories", "Trajectories") + "<p class=\"note\">Every stored turn: verdict, speedup, tokens, the candidate "
        "source, the model's answer when no candidate was extracted, and the feedback the model was given.</p><div id=\"drill-controls\"></div>";
   for (const auto& g : r.groups) {
     if (g.pooled) continue;

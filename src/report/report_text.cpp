@@ -90,11 +90,21 @@ std::vector<std::string> key_header(const Report& r) {
   return c;
 }
 
+// A table's title line, tagged in a report with fake-backend verdicts.
+std::string title(const Report& r, const std::string& text) {
+  return text + (r.provenance.fake() ? std::string(" ") + kFakeTag : "") + "\n";
+}
+
+std::string group_name(const Report& r, const Group& g) {
+  return clean((r.runs.size() > 1 ? run_label(r, g.run_id) + " " : "") + g.model + " " + g.definition + " " + g.gpu);
+}
+
 }  // namespace
 
 std::string render_text(const Report& r) {
   std::string out = fmt::format("ptxbench report - store {} - {}\n\n", clean(r.store), r.generated_at);
-  out += "Runs\n";
+  if (auto mark = fake_mark(r); !mark.empty()) out += wrap("*** " + mark + " ***", "") + "\n";
+  out += title(r, "Runs");
   {
     TextTable t({"", "Run", "Status", "Model", "num_turns", "Trajectories", "Name"}, 7);
     for (std::size_t i = 0; i < r.runs.size(); ++i) {
@@ -104,29 +114,46 @@ std::string render_text(const Report& r) {
     }
     out += t.str();
   }
+  out += "\n" + title(r, "Provenance");
+  {
+    bool any = false;
+    for (const auto& g : r.groups)
+      if (auto p = provenance_summary(g); !p.empty()) {
+        out += wrap(group_name(r, g) + ": " + p, "  ");
+        any = true;
+      }
+    if (!any)
+      out += wrap(fmt::format("every one of the {} verdicts comes from a GPU evaluation with the evaluator's default options",
+                              r.provenance.verdicts),
+                  "  ");
+  }
   std::size_t keys = key_header(r).size();
   out += "\n" + wrap(fmt::format("Budgets T = {}. Each cell: the target-instruction value at T = {}, then (the unrestricted value) "
-                                  "in parentheses. n/a: T above the run's num_turns (not measured); -: nothing to measure. Traj: "
-                                  "counted trajectories. Definitions at the end.",
+                                  "in parentheses (the paper's rule: the target instructions executed, count > 0); the last column the same metric "
+                                  "under the strict rule (tensor-core FLOP coverage). n/a: T above the run's num_turns (not "
+                                  "measured); -: nothing to measure. Traj: counted trajectories. Definitions at the end.",
                                   budgets_text(r.budgets), budgets_text(r.budgets)),
                       "");
   int number = 1;
   for (const auto& table : budget_tables()) {
-    out += fmt::format("\nTable {}. {} ({}), T = {}: target-instruction (unrestricted)\n", number++, table.title, table.unit,
-                       budgets_text(r.budgets));
+    out += "\n" + title(r, fmt::format("Table {}. {} ({}), T = {}: target-instruction (unrestricted)", number++, table.title,
+                                        table.unit, budgets_text(r.budgets)));
     out += wrap(table.note, "  ");
     auto header = key_header(r);
     header.push_back(table.title);
+    header.push_back(kStrictColumn);
     TextTable t(header, keys - 1);
     for (const auto& g : r.groups) {
       auto row = key_columns(r, g);
       row.push_back(budget_cell(g.metrics, table));
+      row.push_back(budget_values(g.metrics, table, InstructionRule::strict));
       t.row(row);
     }
     out += t.str();
   }
+  out += wrap(strict_note(), "  ");
 
-  out += "\nTurn labels (judged turns actually run, no carry-forward; TO = timeout, Infra (excl.) = INFRA_ERROR, out of every rate)\n";
+  out += "\n" + title(r, "Turn labels (judged turns actually run, no carry-forward; TO = timeout, Infra (excl.) = INFRA_ERROR, out of every rate)");
   {
     auto header = key_header(r);
     for (auto l : kAllLabels) header.push_back(label_short(l));
@@ -139,7 +166,7 @@ std::string render_text(const Report& r) {
     out += t.str();
   }
 
-  out += "\nError-state transitions, turn n -> n+1 (most frequent first)\n";
+  out += "\n" + title(r, "Error-state transitions, turn n -> n+1 (most frequent first)");
   for (const auto& g : r.groups) {
     std::vector<std::tuple<int64_t, int, int>> edges;
     for (int a = 0; a < kLabelCount; ++a)
@@ -150,11 +177,10 @@ std::string render_text(const Report& r) {
     for (const auto& [n, a, b] : edges)
       line += fmt::format("{}{} -> {}: {}", line.empty() ? "" : "; ", label_name(kAllLabels[static_cast<std::size_t>(a)]),
                           label_name(kAllLabels[static_cast<std::size_t>(b)]), n);
-    std::string who = clean((r.runs.size() > 1 ? run_label(r, g.run_id) + " " : "") + g.model + " " + g.definition + " " + g.gpu);
-    out += wrap(who + ": " + (line.empty() ? "none" : line), "  ");
+    out += wrap(group_name(r, g) + ": " + (line.empty() ? "none" : line), "  ");
   }
 
-  out += "\nTokens per trajectory (mean over all trajectories of the group; total in parentheses)\n";
+  out += "\n" + title(r, "Tokens per trajectory (mean over all trajectories of the group; total in parentheses)");
   {
     auto header = key_header(r);
     header.back() = "All traj";
@@ -178,7 +204,7 @@ std::string render_text(const Report& r) {
   }
 
   if (!r.comparisons.empty()) {
-    out += "\nToken ratio: mean tokens per trajectory of the first run / of the other run\n";
+    out += "\n" + title(r, "Token ratio: mean tokens per trajectory of the first run / of the other run");
     TextTable t({"First", "Other", "Definition", "Prompt", "Completion", "Reasoning", "Cached", "Total"}, 3);
     for (const auto& c : r.comparisons)
       t.row({run_label(r, c.reference_run), run_label(r, c.run), c.definition, format_optional(c.ratio.prompt, 2),
@@ -190,9 +216,7 @@ std::string render_text(const Report& r) {
   std::string notes;
   for (const auto& g : r.groups)
     if (auto n = group_notes(g); !n.empty())
-      notes += wrap(clean((r.runs.size() > 1 ? run_label(r, g.run_id) + " " : "") + g.model + " " + g.definition + " " + g.gpu) +
-                        ": " + n,
-                    "  ");
+      notes += wrap(group_name(r, g) + ": " + n, "  ");
   if (!notes.empty()) out += "\nNotes\n" + notes;
 
   out += "\nDefinitions\n";

@@ -1,11 +1,14 @@
 // `ptxbench report` over run stores: one written through the RunStore API with hand-counted
 // numbers (groups, carry-forward, INFRA_ERROR, missing SASS data, token ratios, every output
-// format, escaping of model text), and one made by a real agent run (fake model provider, local
-// service with fake GPUs) reported through the command line.
+// format, escaping of model text), the strict target-instruction rule beside the paper's, the
+// provenance marks (fake-backend verdicts refused unless allowed, then marked everywhere;
+// evaluation options off their defaults), and one made by a real agent run (fake model provider,
+// local service with fake GPUs) reported through the command line.
 #include <gtest/gtest.h>
 
 #include <mutex>
 #include <regex>
+#include <sstream>
 
 #include "agent/agent_run.h"
 #include "agent/run_config.h"
@@ -127,7 +130,8 @@ TEST(ReportFromStore, OutputsStateTheDefinitionsAndEscapeModelText) {
   EXPECT_EQ(j["comparisons"].size(), 2u);
 
   std::string csv = report_csv(r);
-  EXPECT_EQ(csv.rfind("run,model,definition,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition\n", 0), 0u);
+  EXPECT_EQ(csv.rfind("run,model,definition,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition,provenance\n", 0),
+            0u);
   EXPECT_NE(csv.find(runs.agent + ",model-a,gemm_n7168_k5120,NVIDIA H200,3,turn_correctness_rate,4,,,,,0.454545,"), std::string::npos);
   const std::string gemm_key = runs.agent + ",model-a,gemm_n7168_k5120,NVIDIA H200,3,";
   EXPECT_NE(csv.find(gemm_key + "fast_p,4,1.2,,,,0.333333,"), std::string::npos) << "bests 1.5, 1.1, none";
@@ -148,6 +152,232 @@ TEST(ReportFromStore, OutputsStateTheDefinitionsAndEscapeModelText) {
   EXPECT_NE(html.find("Early stop: carry-forward"), std::string::npos);
   EXPECT_EQ(html_escape("<a href='x'>&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
   EXPECT_EQ(json_for_script({{"k", "</script><!--&"}}), "{\"k\":\"\\u003c/script\\u003e\\u003c!--\\u0026\"}");
+}
+
+namespace {
+
+// The terminal report with its wrapped lines joined again (wrap() indents continuations by two).
+std::string unwrap(std::string text) {
+  for (auto p = text.find("\n  "); p != std::string::npos; p = text.find("\n  ", p)) text.replace(p, 3, " ");
+  return text;
+}
+
+// Data rows of a report CSV whose group is `definition`.
+std::vector<std::string> csv_rows(const std::string& csv, const std::string& definition) {
+  std::vector<std::string> rows;
+  std::size_t start = csv.find('\n') + 1;
+  while (start < csv.size()) {
+    std::size_t end = csv.find('\n', start);
+    std::string line = csv.substr(start, end - start);
+    if (line.find("," + definition + ",") != std::string::npos) rows.push_back(line);
+    start = end + 1;
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST(ReportFromStore, StrictRuleBesideThePapersFromStoredVerdicts) {
+  TempDir dir;
+  RunStore store((dir.path() / "runs.db").string());
+  std::string run = store.create_run({{"policy", "model"}, {"num_turns", 1}}, "model-s", "strict");
+  const std::string gemm = "gemm_n7168_k5120";
+  ScriptedTurn covered{"PASSED", 1.5, true}, token_wgmma{"PASSED", 1.6, true}, old{"PASSED", 1.4, true};
+  covered.coverage = 0.97;      // paper rule and strict rule
+  token_wgmma.coverage = 0.02;  // one wgmma beside a SIMT loop: paper rule yes, strict no
+  // `old` has no strict verdict, like the verdicts stored before the field existed.
+  add_trajectory(store, run, {gemm, "", "params", 0}, {covered}, finished());
+  add_trajectory(store, run, {gemm, "", "params", 1}, {token_wgmma}, finished());
+  add_trajectory(store, run, {gemm, "", "params", 2}, {old}, finished());
+  Report r = build_report(store, {run}, {1});
+  const Group& g = find_group(r, run, gemm);
+  const auto& m = g.metrics.budgets[0];
+  EXPECT_DOUBLE_EQ(*m.target_rate, 1.0);
+  EXPECT_DOUBLE_EQ(*m.strict_rate, 1.0 / 3.0) << "only the covered turn; the old one is unknown, not strict";
+  EXPECT_EQ(m.strict_unknown_slots, 1);
+  EXPECT_EQ(g.metrics.strict_unknown_turns, 1);
+  EXPECT_DOUBLE_EQ(fast_p(m.best_target, 1.0), 1.0);
+  EXPECT_DOUBLE_EQ(fast_p(m.best_strict, 1.0), 1.0 / 3.0);
+  EXPECT_DOUBLE_EQ(*m.max_best_target, 1.6);
+  EXPECT_DOUBLE_EQ(*m.max_best_strict, 1.5) << "the 1.6x turn fails the strict rule";
+
+  std::string text = render_text(r);
+  EXPECT_NE(text.find("100.0 (100.0)"), std::string::npos) << "the paper's cell as before: " << text;
+  EXPECT_NE(text.find("Strict rule (coverage)"), std::string::npos);
+  EXPECT_NE(text.find("33.3*"), std::string::npos) << text;
+  EXPECT_NE(unwrap(text).find("strict rule unknown for 1 of 3 correct turns"), std::string::npos) << text;
+
+  std::string csv = report_csv(r);
+  const std::string key = run + ",model-s," + gemm + ",NVIDIA H200,3,";
+  EXPECT_NE(csv.find(key + "fast_inst_p,1,1,,,,1,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(key + "fast_inst_strict_p,1,1,,,,0.333333,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(key + "strict_correctness_rate,1,,,,,0.333333,"), std::string::npos);
+  EXPECT_NE(csv.find(key + "strict_unknown_turns,,,,,,1,"), std::string::npos);
+
+  ordered_json j = ordered_json::parse(report_json(r).dump());
+  const auto& b = j["groups"][0]["budgets"][0];
+  EXPECT_DOUBLE_EQ(b["target_correctness_rate"].get<double>(), 1.0);
+  EXPECT_NEAR(b["strict_correctness_rate"].get<double>(), 1.0 / 3.0, 1e-12);
+  EXPECT_EQ(b["strict_unknown_slots"], 1);
+  EXPECT_DOUBLE_EQ(b["best_strict_speedup"]["max"].get<double>(), 1.5);
+  EXPECT_EQ(j["groups"][0]["strict_unknown_turns"], 1);
+  EXPECT_EQ(j["trajectories"][0]["turns"][0]["strict_target_instruction"], true);
+  EXPECT_EQ(j["trajectories"][1]["turns"][0]["strict_target_instruction"], false);
+  EXPECT_TRUE(j["trajectories"][2]["turns"][0]["strict_target_instruction"].is_null()) << "unknown";
+  EXPECT_DOUBLE_EQ(j["trajectories"][1]["turns"][0]["tensor_core_coverage"].get<double>(), 0.02);
+
+  std::string html = render_html(r);
+  EXPECT_NE(html.find("strict: 33.3*"), std::string::npos);
+  EXPECT_NE(html.find("unknown"), std::string::npos);
+}
+
+TEST(ReportFromStore, FakeBackendVerdictsAreRefusedUnlessAllowedThenMarkedEverywhere) {
+  TempDir dir;
+  RunStore store((dir.path() / "runs.db").string());
+  const std::string gemm = "gemm_n7168_k5120", attn = "mha_with_lse_d128";
+  std::string real = store.create_run({{"policy", "model"}, {"num_turns", 1}}, "model-r", "real");
+  add_trajectory(store, real, {gemm, "", "params", 0}, {{"PASSED", 1.5, true}}, finished());
+  std::string faked = store.create_run({{"policy", "model"}, {"num_turns", 2}}, "model-f", "fake");
+  ScriptedTurn fake_x{"COMPILE_ERROR"}, fake_c{"PASSED", 1.3, true};
+  fake_x.fake = fake_c.fake = true;
+  add_trajectory(store, faked, {gemm, "", "params", 0}, {fake_x, fake_c}, finished());
+  add_trajectory(store, faked, {attn, "", "params", 0}, {{"PASSED", 1.1, true}}, finished());
+
+  // Real verdicts only: reported, no mark.
+  Report plain = build_report(store, {real}, {1});
+  EXPECT_FALSE(plain.provenance.fake());
+  EXPECT_EQ(render_text(plain).find("FAKE BACKEND"), std::string::npos);
+  EXPECT_EQ(render_html(plain).find("class=\"bad fake-banner\""), std::string::npos);
+
+  // Any fake verdict: refused, naming the run, the count and the way out.
+  for (const auto& runs : {std::vector<std::string>{faked}, std::vector<std::string>{real, faked}}) {
+    try {
+      build_report(store, runs, {1});
+      ADD_FAILURE() << "fake-backend verdicts were reported without --allow-fake";
+    } catch (const InputError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find(faked + " (2 of 3 verdicts)"), std::string::npos) << what;
+      EXPECT_NE(what.find("--allow-fake"), std::string::npos) << what;
+      EXPECT_EQ(what.find(real), std::string::npos) << "the real run is not blamed: " << what;
+    }
+  }
+
+  Report r = build_report(store, {real, faked}, {1, 2}, FakeVerdicts::allow);
+  EXPECT_EQ(r.provenance.verdicts, 4);
+  EXPECT_EQ(r.provenance.fake_verdicts, 2);
+  EXPECT_EQ(find_group(r, faked, gemm).provenance.fake_verdicts, 2);
+  EXPECT_EQ(find_group(r, faked, attn).provenance.fake_verdicts, 0);
+  EXPECT_EQ(find_group(r, real, gemm).provenance.fake_verdicts, 0);
+
+  std::string text = render_text(r);
+  EXPECT_NE(text.find("FAKE BACKEND: 2 of 4 verdicts"), std::string::npos) << text;
+  // Every table's title line carries the tag.
+  std::size_t titles = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.rfind("Table ", 0) == 0 || line.rfind("Runs", 0) == 0 || line.rfind("Turn labels", 0) == 0 ||
+        line.rfind("Tokens per trajectory", 0) == 0 || line.rfind("Token ratio", 0) == 0 || line.rfind("Error-state", 0) == 0) {
+      ++titles;
+      EXPECT_NE(line.find(kFakeTag), std::string::npos) << line;
+    }
+  EXPECT_EQ(titles, budget_tables().size() + 5) << text;
+  EXPECT_NE(unwrap(text).find("fake backend (2 of 2 verdicts)"), std::string::npos) << "the provenance of the fake gemm group";
+
+  std::string csv = report_csv(r);
+  std::size_t marked = 0;
+  for (const auto& row : csv_rows(csv, gemm)) {
+    // The fake run's rows, and the token ratios that compare with it.
+    bool fake_group = row.rfind(faked + ",", 0) == 0 || row.find(",token_ratio_") != std::string::npos;
+    EXPECT_EQ(row.substr(row.rfind(',')), fake_group ? ",fake_backend" : ",") << row;
+    marked += fake_group;
+  }
+  EXPECT_GT(marked, 10u) << "every row of the fake gemm group";
+  EXPECT_NE(csv.find(faked + ",model-f," + gemm + ",-,1,fake_backend_verdicts,,,,,,2,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(real + ",model-r," + gemm + ",NVIDIA H200,1,turn_correctness_rate,1,,,,,1,"), std::string::npos);
+  for (const auto& row : csv_rows(csv, attn)) EXPECT_EQ(row.substr(row.rfind(',')), ",") << "no fake verdict in this group: " << row;
+
+  ordered_json j = ordered_json::parse(report_json(r).dump());
+  EXPECT_EQ(j["provenance"]["fake_backend_verdicts"], 2);
+  EXPECT_NE(j["fake_backend"].get<std::string>().find("fake backend"), std::string::npos);
+  EXPECT_EQ(j["trajectories"][1]["turns"][1]["fake_backend"], true);
+  EXPECT_EQ(j["trajectories"][0]["turns"][0]["fake_backend"], false);
+
+  std::string html = render_html(r);
+  EXPECT_NE(html.find("class=\"bad fake-banner\""), std::string::npos);
+  // Runs, provenance, metrics, curves, labels, tokens, trajectories: each heading says so.
+  EXPECT_EQ(count(html, "<span class=\"bad fake-tag\">"), 7u);
+}
+
+TEST(ReportFromStore, EvaluationOptionsOffTheirDefaultsAreFlagged) {
+  TempDir dir;
+  RunStore store((dir.path() / "runs.db").string());
+  std::string run = store.create_run({{"policy", "model"}, {"num_turns", 2}}, "model-o", "options");
+  const std::string gemm = "gemm_n7168_k5120", attn = "mha_with_lse_d128";
+  const int defaults = EvalOptions{}.correctness_trials;
+  ScriptedTurn more_trials{"PASSED", 1.2, true}, no_sanitize{"INCORRECT_NUMERICAL"};
+  more_trials.options = [&](EvalOptions& o) { o.correctness_trials = o.timing.trials = defaults + 2; };
+  no_sanitize.options = [](EvalOptions& o) { o.sanitize = false; };
+  add_trajectory(store, run, {gemm, "", "params", 0}, {no_sanitize, more_trials}, finished());
+  add_trajectory(store, run, {attn, "", "params", 0}, {{"PASSED", 1.1, true}}, finished());
+  // An older verdict without environment.options: the skipped sanitize stage still tells.
+  ordered_json skipped = scripted_verdict({"RUNTIME_ERROR", {}, false, false, false, ""}, attn);
+  skipped["stages"]["sanitize"] = {{"tool", "compute-sanitizer --tool memcheck"}, {"runs", ordered_json::array()}, {"skipped", "disabled by option"}};
+  int64_t t = store.ensure_trajectory(run, {attn, "", "params", 1});
+  store.record_initial_messages(t, {{"system", "rules", 0, 0}, {"user", "task", 0, 0}});
+  store.begin_turn(t, 1);
+  const std::string source = "extern \"C\" int ptxb_run() { return 1; }\n";
+  store.record_model_answer(t, 1, "```cuda\n" + source + "```\n", ModelUsage{});
+  store.record_candidate(t, 1, source);
+  store.record_submission(t, 1, "task-old");
+  store.record_verdict(t, 1, "task-old", skipped);
+  store.complete_turn(t, 1, finished());
+
+  Report r = build_report(store, {run}, {1, 2});
+  const Group& g = find_group(r, run, gemm);
+  ASSERT_TRUE(g.provenance.options_changed());
+  EXPECT_EQ(g.provenance.verdicts, 2);
+  auto find_change = [](const Provenance& p, const std::string& option) -> const OptionChange* {
+    for (const auto& c : p.changed_options)
+      if (c.option == option) return &c;
+    return nullptr;
+  };
+  const OptionChange* trials = find_change(g.provenance, "correctness_trials");
+  ASSERT_NE(trials, nullptr) << describe_changes(g.provenance);
+  EXPECT_EQ(trials->value, std::to_string(defaults + 2));
+  EXPECT_EQ(trials->default_value, std::to_string(defaults));
+  EXPECT_EQ(trials->verdicts, 1);
+  ASSERT_NE(find_change(g.provenance, "timing.trials"), nullptr);
+  const OptionChange* sanitize = find_change(g.provenance, "sanitize");
+  ASSERT_NE(sanitize, nullptr);
+  EXPECT_EQ(sanitize->value, "false");
+  EXPECT_EQ(find_change(g.provenance, "tolerance.atol"), nullptr) << "a default is not a change";
+  EXPECT_EQ(find_change(g.provenance, "timing.warmup_calls"), nullptr);
+
+  const Group& a = find_group(r, run, attn);
+  ASSERT_EQ(a.provenance.changed_options.size(), 1u) << describe_changes(a.provenance);
+  EXPECT_EQ(a.provenance.changed_options[0].option, "sanitize");
+  EXPECT_EQ(a.provenance.changed_options[0].value, "skipped (disabled by option)");
+  EXPECT_EQ(a.provenance.verdicts, 2);
+  // A verdict with every option at its default adds nothing.
+  EXPECT_TRUE(changed_options(Verdict::from_json(scripted_verdict({"PASSED", 1.0, true}, gemm))).empty());
+
+  std::string text = render_text(r);
+  EXPECT_NE(unwrap(text).find("correctness_trials = " + std::to_string(defaults + 2) + " (default " + std::to_string(defaults) +
+                      ") in 1 of 2 verdicts"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("FAKE BACKEND"), std::string::npos);
+  std::string csv = report_csv(r);
+  for (const auto& row : csv_rows(csv, gemm)) EXPECT_EQ(row.substr(row.rfind(',')), ",options_changed") << row;
+  EXPECT_NE(csv.find("evaluation_option_changed,,,sanitize = false,default true,,1,"), std::string::npos) << csv;
+  ordered_json j = ordered_json::parse(report_json(r).dump());
+  EXPECT_EQ(j["groups"][0]["provenance"]["changed_options"].size(), 3u);
+  EXPECT_NE(render_html(r).find("id=\"provenance-table\""), std::string::npos);
+
+  // Nothing changed anywhere: the report says so in one line.
+  std::string plain = store.create_run({{"policy", "model"}, {"num_turns", 1}}, "model-p", "plain");
+  add_trajectory(store, plain, {gemm, "", "params", 0}, {{"PASSED", 1.5, true}}, finished());
+  EXPECT_NE(unwrap(render_text(build_report(store, {plain}, {1}))).find("with the evaluator's default options"), std::string::npos);
 }
 
 namespace {
@@ -219,8 +449,20 @@ TEST(ReportFromRun, RealAgentRunReportedThroughTheCommandLine) {
   ProcessSpec spec;
   spec.argv = {setup.ptxbench.string(), "report", run.run_id, "--store", setup.store, "--csv", csv.string(), "--json", json.string(),
                "--html", html.string(), "--budgets", "1,4,8"};
+  // The fake service's verdicts are refused as an input error, then reported with --allow-fake.
+  ProcessResult refused = run_process(spec, 120);
+  EXPECT_EQ(refused.status.exit_code, 2) << refused.out.text << refused.err.text;
+  EXPECT_NE(refused.err.text.find("--allow-fake"), std::string::npos) << refused.err.text;
+  EXPECT_FALSE(fs::exists(json)) << "no output written for a refused report";
+  spec.argv.push_back("--allow-fake");
   ProcessResult p = run_process(spec, 120);
   ASSERT_TRUE(p.status.success()) << p.out.text << p.err.text;
+  EXPECT_NE(p.out.text.find(std::string("Table 1. Turn correctness rate (%), T = 1 / 4 / 8: target-instruction (unrestricted) ") + kFakeTag),
+            std::string::npos)
+      << p.out.text;
+  // Its PASSED verdicts hold no strict verdict: the strict values are lower bounds.
+  EXPECT_TRUE(std::regex_search(p.out.text, std::regex(R"(0\.0 / 62\.5 / n/a \(0\.0 / 62\.5 / n/a\) +0\.0 / 0\.0\* / n/a)")))
+      << p.out.text;
   // #0: X C (stopped early, carried), #1: E N C(0.8) C(1.1); the fake service affirms the target
   // instructions on every timed PASSED verdict.
   EXPECT_NE(p.out.text.find("0.0 / 62.5 / n/a (0.0 / 62.5 / n/a)"), std::string::npos) << p.out.text;
@@ -233,10 +475,14 @@ TEST(ReportFromRun, RealAgentRunReportedThroughTheCommandLine) {
   EXPECT_DOUBLE_EQ(j["groups"][0]["budgets"][1]["turn_correctness_rate"].get<double>(), 0.625);
   EXPECT_EQ(j["groups"][0]["turn_labels"]["total"]["Extraction error"], 1);
   EXPECT_EQ(j["groups"][0]["tokens"]["total"]["prompt"], 6 * 1000);
+  EXPECT_EQ(j["groups"][0]["provenance"]["fake_backend_verdicts"], 5) << "X C, N C C";
+  EXPECT_EQ(j["groups"][0]["strict_unknown_turns"], 3);
   EXPECT_NE(read_file(csv).find("fast_p,4,1,,,,1,"), std::string::npos) << "both trajectories beat 1.0 within 4 turns";
+  EXPECT_NE(read_file(csv).find("fast_inst_strict_p,4,1,,,,0,"), std::string::npos) << "no strict verdict: none counted";
   std::string page = read_file(html);
   EXPECT_NE(page.find("PTXB_FAKE_SPEEDUP=1.1"), std::string::npos) << "the drill-down holds the candidates";
   EXPECT_NE(page.find("Let me think first."), std::string::npos) << "and the answer without code";
+  EXPECT_NE(page.find("class=\"bad fake-banner\""), std::string::npos);
 
   ProcessSpec bad = spec;
   bad.argv = {setup.ptxbench.string(), "report", "no-such-run", "--store", setup.store};

@@ -81,10 +81,12 @@ TEST(ReportHtml, InjectedModelTextStaysTextInTheBrowser) {
   ASSERT_TRUE(dom.status.success()) << dom.status.describe() << "\n" << dom.err.text;
   const std::string& d = dom.out.text;
   // The page's own script ran (its CSP hash matched), though names in its data block are hostile:
-  // 2 curves per group with trajectories at each measured budget (agent: gemm, attn, (all) at
-  // T = 1, 4; refinement: gemm at T = 1) = 14.
-  EXPECT_EQ(drawn_curves(d), 14) << "the script did not run, or drew other curves";
-  EXPECT_EQ(count(d, "class=\"fastp-curve\""), 14u);
+  // 3 curves (Fast_p, Fast^Inst_p by the paper's rule and by the strict one) per group with
+  // trajectories at each measured budget (agent: gemm, attn, (all) at T = 1, 4; refinement: gemm
+  // at T = 1) = 21.
+  EXPECT_EQ(drawn_curves(d), 21) << "the script did not run, or drew other curves";
+  EXPECT_EQ(count(d, "class=\"fastp-curve\""), 21u);
+  EXPECT_EQ(count(d, "data-rule=\"best_strict\""), 7u);
   EXPECT_NE(d.find("0.0 / 36.4 / n/a"), std::string::npos);
   // Injected model text stayed text: no retitled page, no marked body, no element from it.
   EXPECT_NE(d.find("<title>ptxbench report</title>"), std::string::npos);
@@ -106,9 +108,9 @@ TEST(ReportHtml, RendersTablesChartsAndAScreenshot) {
   ProcessResult dom = chromium(exe, dir.path() / "profile-dom", {"--dump-dom", url});
   ASSERT_TRUE(dom.status.success()) << dom.status.describe() << "\n" << dom.err.text;
   const std::string& d = dom.out.text;
-  // 6 groups (2 runs x (2 definitions + (all))) x 3 budgets x (Fast_p, Fast^Inst_p).
-  EXPECT_EQ(drawn_curves(d), 36);
-  EXPECT_EQ(count(d, "class=\"fastp-curve\""), 36u);
+  // 6 groups (2 runs x (2 definitions + (all))) x 3 budgets x (Fast_p, Fast^Inst_p, strict).
+  EXPECT_EQ(drawn_curves(d), 54);
+  EXPECT_EQ(count(d, "class=\"fastp-curve\""), 54u);
   EXPECT_EQ(count(d, "class=\"fastp-chart\""), 3u) << "one chart per budget";
   EXPECT_TRUE(std::regex_search(d, std::regex("<path d=\"M[0-9.]+,[0-9.]+H[0-9.]+V[0-9.]+"))) << "a step curve with a drop";
   EXPECT_NE(d.find("id=\"fastp-select\""), std::string::npos);

@@ -1,6 +1,7 @@
 // The report's metric functions against hand-computed fixtures (DESIGN §7): no correct turn,
 // early-stop carry-forward, INFRA_ERROR exclusion, missing SASS data, budgets above the turns run,
-// strict > at p equal to a speedup, label mapping, transitions and tokens.
+// strict > at p equal to a speedup, the strict target-instruction rule beside the paper's (and
+// turns without a strict verdict), label mapping, transitions and tokens.
 #include <gtest/gtest.h>
 
 #include "report/metrics.h"
@@ -11,8 +12,9 @@ using namespace ptxbench::report;
 
 namespace {
 
-TurnObs turn(int64_t n, TurnLabel label, std::optional<double> speedup = std::nullopt, bool target = false) {
-  return {n, label, label == TurnLabel::correct, label == TurnLabel::correct && target, speedup};
+TurnObs turn(int64_t n, TurnLabel label, std::optional<double> speedup = std::nullopt, bool target = false,
+             std::optional<bool> strict = std::nullopt) {
+  return {n, label, label == TurnLabel::correct, label == TurnLabel::correct && target, speedup, strict};
 }
 
 TrajectoryObs trajectory(std::vector<TurnObs> turns, int64_t budget, bool incomplete = false) {
@@ -137,10 +139,58 @@ TEST(ReportMetrics, MissingSassDataIsNotTargetInstructionCorrect) {
   EXPECT_FALSE(m.max_best_target);
   EXPECT_DOUBLE_EQ(fast_p(m.best_target, 0.0), 0.0);
   // A target flag on an incorrect turn is ignored.
-  TurnObs odd{1, N, false, true, 2.0};
+  TurnObs odd{1, N, false, true, 2.0, {}};
   BudgetMetrics o = budget_metrics({trajectory({odd}, 1)}, 1);
   EXPECT_EQ(o.target_slots, 0);
   EXPECT_FALSE(o.max_best);
+}
+
+TEST(ReportMetrics, StrictRuleQualifiesFewerTurnsAndUnknownIsNotStrict) {
+  // A: the paper's rule holds on both turns, the strict one only on turn 2 (the slower one).
+  // B: paper rule, no strict verdict stored (an old verdict). C: never correct.
+  std::vector<TrajectoryObs> ts = {
+      trajectory({turn(1, C, 1.5, true, false), turn(2, C, 1.3, true, true)}, 2),
+      trajectory({turn(1, C, 2.0, true)}, 2),
+      trajectory({turn(1, X), turn(2, N)}, 2),
+  };
+  BudgetMetrics m = budget_metrics(ts, 2);
+  EXPECT_EQ(m.slots, 6);
+  EXPECT_EQ(m.target_slots, 4) << "B's carried slot counts under the paper's rule";
+  EXPECT_EQ(m.strict_slots, 1);
+  EXPECT_EQ(m.strict_unknown_slots, 2) << "B's turn and its carried slot";
+  EXPECT_DOUBLE_EQ(*m.target_rate, 4.0 / 6.0);
+  EXPECT_DOUBLE_EQ(*m.strict_rate, 1.0 / 6.0);
+  EXPECT_DOUBLE_EQ(*m.rate(InstructionRule::strict), 1.0 / 6.0);
+  EXPECT_DOUBLE_EQ(*m.rate(InstructionRule::paper), 4.0 / 6.0);
+  ASSERT_EQ(m.best_strict.size(), 3u);
+  EXPECT_DOUBLE_EQ(*m.best_target[0], 1.5);
+  EXPECT_DOUBLE_EQ(*m.best_strict[0], 1.3) << "turn 1 is not strict correct";
+  EXPECT_FALSE(m.best_strict[1]) << "unknown is not strict correct";
+  EXPECT_DOUBLE_EQ(*m.max_best_strict, 1.3);
+  EXPECT_EQ(m.with_best_strict, 1);
+  EXPECT_DOUBLE_EQ(*m.max_best_target, 2.0);
+  // Fast^Inst_1.4: the paper's rule counts A (1.5) and B (2.0); the strict one none.
+  EXPECT_DOUBLE_EQ(fast_p(m.bests(InstructionRule::paper), 1.4), 2.0 / 3.0);
+  EXPECT_DOUBLE_EQ(fast_p(m.bests(InstructionRule::strict), 1.4), 0.0);
+  EXPECT_DOUBLE_EQ(fast_p(m.bests(InstructionRule::strict), 1.2), 1.0 / 3.0);
+
+  GroupMetrics g = group_metrics(ts, {1, 2});
+  EXPECT_EQ(g.correct_turns, 3);
+  EXPECT_EQ(g.strict_unknown_turns, 1);
+  // Turn correctness: paper 2/3 at T=1 and 4/6 at T=2; strict 0/3 and 1/6, lower bounds (*).
+  EXPECT_EQ(budget_cell(g, budget_tables()[0]), "66.7 / 66.7 (66.7 / 66.7)") << "the paper's cell is unchanged";
+  EXPECT_EQ(budget_values(g, budget_tables()[0], InstructionRule::strict), "0.0* / 16.7*");
+  EXPECT_EQ(budget_values(g, budget_tables()[3], InstructionRule::strict), "0.0* / 33.3*") << "Fast_1 (strict)";
+  EXPECT_EQ(budget_values(g, budget_tables()[3], InstructionRule::paper), "66.7 / 66.7");
+
+  // Every strict verdict known: no lower-bound mark.
+  GroupMetrics known = group_metrics({trajectory({turn(1, C, 1.5, true, true)}, 1)}, {1});
+  EXPECT_EQ(budget_values(known, budget_tables()[0], InstructionRule::strict), "100.0");
+  EXPECT_EQ(known.strict_unknown_turns, 0);
+  // A strict flag on an incorrect turn is ignored, as the paper's is.
+  TurnObs odd{1, N, false, true, 2.0, true};
+  EXPECT_FALSE(odd.qualifies(InstructionRule::strict));
+  EXPECT_FALSE(odd.strict_unknown());
 }
 
 TEST(ReportMetrics, BudgetAboveTheTurnsRunIsNotMeasured) {
@@ -220,6 +270,7 @@ TEST(ReportMetrics, EveryRuleIsStated) {
   std::string all;
   for (const auto& d : metric_definitions()) all += d.text + "\n";
   for (const char* needle : {"carries its last judged turn's verdict forward", "strictly greater than p", "INFRA_ERROR",
-                             "Missing SASS data", "not measured", "ALL counted trajectories", "median"})
+                             "Missing SASS data", "not measured", "ALL counted trajectories", "median", "strict_correct",
+                             "strict unknown", "--allow-fake", "defaults"})
     EXPECT_NE(all.find(needle), std::string::npos) << needle;
 }

@@ -1,12 +1,15 @@
 // Builds run stores for the report tests through the RunStore API, turn by turn as the agent does:
-// each scripted turn is an extraction error or a verdict document shaped like the evaluator's.
+// each scripted turn is an extraction error or a verdict document shaped like the evaluator's (or,
+// marked fake, like the service's fake backend's).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/run_store.h"
+#include "evaluator/eval_options.h"
 
 namespace ptxbench::test {
 
@@ -19,6 +22,13 @@ struct ScriptedTurn {
   std::string gpu = "NVIDIA H200";   ///< environment.gpu.name ("" for none)
   std::string text = "";             ///< goes into the answer, the candidate and the feedback
   int64_t prompt_tokens = 1000, completion_tokens = 200, reasoning_tokens = 50, cached_tokens = 400;
+  /// Tensor-core FLOP coverage: when set, the verdict holds the strict rule's verdict
+  /// (strict_correct = PASSED and coverage >= kStrictCoverage); unset, it lacks it like the
+  /// verdicts stored before the strict rule.
+  std::optional<double> coverage{};
+  bool fake = false;  ///< marked like the fake backend's verdicts (`fake: true`, no environment)
+  /// Changes the evaluation options recorded in environment.options (defaults otherwise).
+  std::function<void(EvalOptions&)> options{};
 };
 
 inline ordered_json scripted_verdict(const ScriptedTurn& s, const std::string& definition) {
@@ -27,13 +37,25 @@ inline ordered_json scripted_verdict(const ScriptedTurn& s, const std::string& d
   if (!s.sass_missing) {
     ordered_json ti = {{"rule", "PASSED and (C_Gen4 or D_TMA) executed"}, {"correct", s.target}};
     ti["runtime_mechanisms"] = {{"c_gen4", s.target}, {"d_tma", false}, {"c_gen5", false}, {"d_tmem", false}};
+    if (s.coverage) {
+      ti["strict_rule"] = strict_target_rule();
+      ti["strict_correct"] = s.status == "PASSED" && *s.coverage >= kStrictCoverage;
+      ti["coverage"] = *s.coverage;
+    }
     v["target_instruction"] = ti;
   }
   v["speedup"] = s.speedup ? ordered_json(*s.speedup) : ordered_json(nullptr);
   ordered_json stages = ordered_json::object();
   if (s.sanitize_timeout) stages["sanitize"] = {{"runs", {{{"seed", 1}, {"timed_out", true}}}}, {"passed", false}};
   v["stages"] = stages;
-  v["environment"] = s.gpu.empty() ? ordered_json::object() : ordered_json{{"gpu", {{"name", s.gpu}, {"device", 0}}}};
+  EvalOptions options;
+  if (s.options) s.options(options);
+  v["environment"] = s.gpu.empty() ? ordered_json::object()
+                                   : ordered_json{{"gpu", {{"name", s.gpu}, {"device", 0}}}, {"options", options.record()}};
+  if (s.fake) {
+    v["environment"] = ordered_json::object();
+    v["fake"] = true;
+  }
   return v;
 }
 
