@@ -9,19 +9,18 @@ namespace ptxbench::cli {
 
 void register_compile(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("compile", "compile a candidate .cu with the fixed flags and run the static checks");
-  static std::string file, arch = "sm_90a";
+  static std::string file;
   static bool json = false, no_cache = false;
-  static double timeout = 180;
+  static CompileOptions o;
   cmd->add_option("file", file, "candidate source")->required();
-  cmd->add_option("--arch", arch, "target: sm_90a (Hopper) or sm_100a (Blackwell)");
-  cmd->add_option("--timeout", timeout, "nvcc time limit, seconds");
+  cmd->add_option("--arch", o.arch, "target: sm_90a (Hopper) or sm_100a (Blackwell)")->capture_default_str();
+  cmd->add_option("--timeout", o.timeout_s, "nvcc time limit, seconds")->capture_default_str();
   cmd->add_flag("--no-cache", no_cache, "ignore the compile cache");
-  cmd->add_flag("--json", json, "print the compile section of a verdict as JSON");
+  cmd->add_flag("--json", json, "print the compile section of a verdict as one JSON document");
+  cmd->footer("Status: ok, compile_error, banned_api, abi_error or timeout; exit 1 unless ok. Artifacts are cached, keyed by\n"
+              "SHA-256 of nvcc's version, the flags, the ABI header and the source.");
   cmd->callback([&action] {
     action = [] {
-      CompileOptions o;
-      o.arch = arch;
-      o.timeout_s = timeout;
       o.use_cache = !no_cache;
       CompileResult r = Compiler(o).compile(read_file(file));
       if (json) {

@@ -6,6 +6,20 @@
 #include "definitions/catalog.h"
 
 namespace ptxbench::cli {
+namespace {
+
+/// `definitions show --json`: the definition document as in prompts, where it came from, and its
+/// workloads (uuid, axis values, whether it is the default).
+ordered_json show_json(const Catalog& c, const Definition& d) {
+  const Workload& def = c.default_workload(d.name);
+  ordered_json workloads = ordered_json::array();
+  for (const auto& w : c.workloads(d.name))
+    workloads.push_back({{"uuid", w.uuid}, {"label", w.label(d)}, {"axes", w.axes}, {"default", w.uuid == def.uuid},
+                         {"source", w.source}});
+  return {{"definition", ordered_json::parse(d.json_text)}, {"source", d.source}, {"workloads", workloads}};
+}
+
+}  // namespace
 
 void register_definitions(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("definitions", "list or show the operator definitions and their workloads");
@@ -13,7 +27,7 @@ void register_definitions(CLI::App& app, Action& action) {
   static bool json = false;
   static std::string name;
   auto* list = cmd->add_subcommand("list", "one line per definition");
-  list->add_flag("--json", json, "machine-readable output");
+  list->add_flag("--json", json, "print the list as one JSON document (an array)");
   list->callback([&action] {
     action = [] {
       Catalog c = Catalog::load(data_root());
@@ -34,10 +48,15 @@ void register_definitions(CLI::App& app, Action& action) {
   });
   auto* show = cmd->add_subcommand("show", "the definition JSON and its workloads");
   show->add_option("name", name, "definition name")->required();
+  show->add_flag("--json", json, "print the definition and its workloads as one JSON document");
   show->callback([&action] {
     action = [] {
       Catalog c = Catalog::load(data_root());
       const Definition& d = c.definition(name);
+      if (json) {
+        fmt::print("{}\n", show_json(c, d).dump(2));
+        return 0;
+      }
       fmt::print("{}\n\nworkloads (source {}):\n", d.json_text, d.source);
       const Workload& def = c.default_workload(name);
       for (const auto& w : c.workloads(name))

@@ -80,6 +80,7 @@ void register_eval(CLI::App& app, Action& action) {
   cmd->add_option("--service", a.service, "evaluate through a running service, e.g. http://127.0.0.1:8742");
   add_token_file_option(cmd, a.token_file);
   add_eval_options(cmd, a.eval);
+  cmd->footer("The verdict and its stages: docs/verdict.md. Exit 3 when a verdict is INFRA_ERROR.");
   cmd->callback([&action] { action = [] { return run_eval(a); }; });
 }
 

@@ -5,6 +5,7 @@
 #include "cli/commands.h"
 #include "common/error.h"
 #include "common/fs.h"
+#include "common/json_check.h"
 #include "definitions/catalog.h"
 #include "prompt/prompt_builder.h"
 
@@ -16,14 +17,18 @@ void register_prompt(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("prompt", "print the system and user messages for a definition and a prompt tag");
   cmd->add_option("definition", definition, "definition name");
   cmd->add_option("--tag", tag, "prompt tag (params, templates, contract, full, expert) or components joined by '+'");
-  cmd->add_option("--arch", arch, "target: sm_90a (Hopper pack) or sm_100a (Blackwell pack)");
+  cmd->add_option("--arch", arch, "target: sm_90a (Hopper pack) or sm_100a (Blackwell pack)")->capture_default_str();
   cmd->add_option("--workload", workload, "workload uuid or axis values (default: the definition's default)");
-  cmd->add_flag("--json", json, "print the prompt and its token counts as JSON");
+  cmd->add_flag("--json", json, "print the prompt and its token counts (with --list-tags: the tags) as one JSON document");
   cmd->add_flag("--tokens", tokens_only, "print only the token count per component");
   cmd->add_flag("--list-tags", list, "list the tags and the default evaluation triplet");
   cmd->callback([&action] {
     action = [] {
       PromptBuilder builder(data_root());
+      if (list && json) {
+        fmt::print("{}\n", ordered_json{{"tags", builder.tag_names()}, {"default_tags", builder.default_tags()}}.dump(2));
+        return 0;
+      }
       if (list) {
         for (const auto& t : builder.tag_names()) fmt::print("{}\n", t);
         std::string defaults;

@@ -17,8 +17,17 @@ namespace {
 struct RunArgs {
   std::string config, resume, export_run, store = "runs/runs.db", runs_dir = "runs";
   std::vector<std::string> local_service_args;
-  bool list = false;
+  bool list = false, json = false;
 };
+
+/// `run --list --json`: one JSON document, the stored runs newest first.
+ordered_json runs_json(const std::vector<RunInfo>& runs) {
+  ordered_json out = ordered_json::array();
+  for (const auto& r : runs)
+    out.push_back({{"id", r.id}, {"status", to_string(r.status)}, {"model", r.model}, {"notes", r.notes},
+                   {"created_at", r.created_at}, {"updated_at", r.updated_at}});
+  return out;
+}
 
 int run_command(const RunArgs& a) {
   AgentRunSetup setup;
@@ -30,8 +39,13 @@ int run_command(const RunArgs& a) {
   setup.tty = ::isatty(STDOUT_FILENO) != 0;
   int modes = !a.config.empty() + !a.resume.empty() + !a.export_run.empty() + a.list;
   if (modes != 1) throw InputError("cli", "give exactly one of --config FILE, --resume RUN, --export RUN, --list");
+  if (a.json && !a.list) throw InputError("cli", "--json goes with --list");
   if (a.list) {
     RunStore store(a.store, RunStore::Open::existing);
+    if (a.json) {
+      fmt::print("{}\n", runs_json(store.list_runs()).dump(2));
+      return 0;
+    }
     for (const auto& r : store.list_runs())
       fmt::print("{}  {:<11} {:<24} {}\n", r.id, to_string(r.status), r.model, r.notes);
     return 0;
@@ -61,12 +75,15 @@ void register_run(CLI::App& app, Action& action) {
   cmd->add_option("--config", a.config, "run config JSON (docs/agent.md)");
   cmd->add_option("--resume", a.resume, "continue a stored run (no lost, no repeated turn)");
   cmd->add_option("--export", a.export_run, "write a stored run's folder again");
-  cmd->add_flag("--list", a.list, "list the stored runs");
-  cmd->add_option("--store", a.store, "run store (SQLite; default runs/runs.db)");
-  cmd->add_option("--runs-dir", a.runs_dir, "run folders go under DIR (default runs)");
+  cmd->add_flag("--list", a.list, "list the stored runs, newest first");
+  cmd->add_flag("--json", a.json, "with --list: print the runs as one JSON document (an array)");
+  cmd->add_option("--store", a.store, "run store (SQLite)")->capture_default_str();
+  cmd->add_option("--runs-dir", a.runs_dir, "run folders go under DIR")->capture_default_str();
   cmd->add_option("--local-service-arg", a.local_service_args,
                   "extra option for the local service of \"service\": \"local\" (repeatable, e.g. --local-service-arg=--workers-per-gpu=2)")
       ->allow_extra_args(false);
+  cmd->footer("Give exactly one of --config, --resume, --export, --list (docs/agent.md). Exit 4 when some trajectory failed or\n"
+              "is unfinished (then --resume).");
   cmd->callback([&action] { action = [] { return run_command(a); }; });
 }
 

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/eval_args.h"
 #include "common/error.h"
 #include "common/fd.h"
 #include "common/fs.h"
@@ -150,7 +151,8 @@ int serve(const ServeArgs& a) {
 
 struct WorkerArgs {
   std::string db, name, gpu_lock, scratch_root;
-  double sanitize_timeout = 0, call_timeout = 0, state_budget_fraction = 0.5, avoid_window = 0;
+  double sanitize_timeout = 0, call_timeout = 0;  // 0: the evaluator's defaults
+  double state_budget_fraction = EvalOptions{}.state_budget_fraction, avoid_window = 0;
   std::string sass_tool = "ncu";
   unsigned compare_threads = 0;
   int device = 0;
@@ -196,59 +198,65 @@ int worker(const WorkerArgs& a) {
 void register_serve(CLI::App& app, Action& action) {
   static ServeArgs s;
   auto* serve_cmd = app.add_subcommand("serve", "run the GPU evaluation service (HTTP API, durable queue, one worker per GPU)");
-  serve_cmd->add_option("--listen", s.listen, "HOST:PORT to listen on (default 127.0.0.1:8742; an address other hosts can reach needs --token-file or $PTXBENCH_TOKEN)");
+  serve_cmd->add_option("--listen", s.listen, "HOST:PORT to listen on (an address other hosts can reach needs --token-file or $PTXBENCH_TOKEN)")
+      ->capture_default_str();
   serve_cmd->add_option("--db", s.db, "queue database (default: the cache folder's service.db)");
-  serve_cmd->add_option("--gpus", s.gpus, "number of GPUs to use, or auto");
-  serve_cmd->add_option("--fake-gpus", s.fake_gpus, "run N fake workers that need no GPU (tests)");
-  serve_cmd->add_option("--lease", s.lease, "seconds a claimed task may go without a worker heartbeat");
-  serve_cmd->add_option("--retention-hours", s.retention_hours, "finished tasks are kept this long");
-  serve_cmd->add_option("--threads", s.threads, "HTTP handler threads (long-polls hold one each)");
-  serve_cmd->add_option("--workers-per-gpu", s.workers_per_gpu,
-                        "worker processes per GPU: untimed stages overlap, timing runs alone (default 1)")
-      ->check(CLI::Range(1, 16));
-  serve_cmd->add_option("--sanitize-timeout", s.sanitize_timeout, "seconds per compute-sanitizer run (default 120)");
-  serve_cmd->add_option("--call-timeout", s.call_timeout, "seconds per correctness call (default 30)");
-  serve_cmd->add_option("--avoid-window", s.avoid_window,
-                        "with several GPUs: seconds a task that failed on one GPU is left to the others (default 60)");
-  serve_cmd->add_option("--sass-tool", s.sass_tool, "runtime SASS counts through ncu (default) or cupti (experimental)")
-      ->check(CLI::IsMember({"cupti", "ncu"}));
+  serve_cmd->add_option("--gpus", s.gpus, "number of GPUs to use, or auto")->capture_default_str();
+  serve_cmd->add_option("--fake-gpus", s.fake_gpus, "run N fake workers that need no GPU (tests)")->capture_default_str();
+  serve_cmd->add_option("--lease", s.lease, "seconds a claimed task may go without a worker heartbeat")->capture_default_str();
+  serve_cmd->add_option("--retention-hours", s.retention_hours, "finished tasks are kept this long")->capture_default_str();
+  serve_cmd->add_option("--threads", s.threads, "HTTP handler threads (long-polls hold one each)")->capture_default_str();
+  serve_cmd->add_option("--workers-per-gpu", s.workers_per_gpu, "worker processes per GPU: untimed stages overlap, timing runs alone")
+      ->check(CLI::Range(1, 16))
+      ->capture_default_str();
+  add_timeout_options(serve_cmd, s.sanitize_timeout, s.call_timeout);
+  serve_cmd->add_option("--avoid-window", s.avoid_window, "with several GPUs: seconds a task that failed on one GPU is left to the others")
+      ->capture_default_str();
+  serve_cmd->add_option("--sass-tool", s.sass_tool, "runtime SASS counts through ncu or cupti (experimental)")
+      ->check(CLI::IsMember({"cupti", "ncu"}))
+      ->capture_default_str();
   serve_cmd->add_option("--token-file", s.token_file,
                         "access token clients must send (Authorization: Bearer); file of mode 600. Default $PTXBENCH_TOKEN; "
                         "required to listen on a non-loopback address");
-  serve_cmd->add_option("--max-queued", s.max_queued, "queued tasks in all; beyond, submissions get 503 (default 1000, 0: no bound)")
-      ->check(CLI::NonNegativeNumber);
-  serve_cmd->add_option("--client-quota", s.client_quota,
-                        "queued + running tasks per client; beyond, submissions get 429 (default 100, 0: no quota)")
-      ->check(CLI::NonNegativeNumber);
-  serve_cmd->add_option("--log-level", s.log_level, "log of serve and its workers on stderr: trace, debug, info (default), warn, error, critical, off")
-      ->check(CLI::IsMember(log_level_names()));
+  serve_cmd->add_option("--max-queued", s.max_queued, "queued tasks in all; beyond, submissions get 503 (0: no bound)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  serve_cmd->add_option("--client-quota", s.client_quota, "queued + running tasks per client; beyond, submissions get 429 (0: no quota)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  serve_cmd->add_option("--log-level", s.log_level, "log of serve and its workers on stderr: trace, debug, info, warn, error, critical, off")
+      ->check(CLI::IsMember(log_level_names()))
+      ->capture_default_str();
   serve_cmd->callback([&action] { action = [] { return serve(s); }; });
 
   static WorkerArgs w;
   auto* worker_cmd = app.add_subcommand("worker", "one GPU's worker process (started by serve)");
   worker_cmd->add_option("--db", w.db, "queue database")->required();
-  worker_cmd->add_option("--device", w.device, "CUDA device index");
-  worker_cmd->add_option("--name", w.name, "worker name (claim owner)");
-  worker_cmd->add_option("--lease", w.lease, "claim lease seconds");
-  worker_cmd->add_option("--max-attempts", w.max_attempts, "tries before a task is given up as INFRA_ERROR");
+  worker_cmd->add_option("--device", w.device, "CUDA device index")->capture_default_str();
+  worker_cmd->add_option("--name", w.name, "worker name (claim owner; default gpuN)");
+  worker_cmd->add_option("--lease", w.lease, "claim lease seconds")->capture_default_str();
+  worker_cmd->add_option("--max-attempts", w.max_attempts, "tries before a task is given up as INFRA_ERROR")->capture_default_str();
   worker_cmd->add_flag("--fake", w.fake, "evaluate with the fake backend (no GPU)");
   worker_cmd->add_option("--gpu-lock", w.gpu_lock, "lock file shared with the other workers of this GPU");
   worker_cmd->add_option("--scratch-root", w.scratch_root, "folder for the evaluations' scratch folders");
-  worker_cmd->add_option("--sanitize-timeout", w.sanitize_timeout, "seconds per compute-sanitizer run");
-  worker_cmd->add_option("--call-timeout", w.call_timeout, "seconds per correctness call");
-  worker_cmd->add_option("--compare-threads", w.compare_threads,
-                         "host threads per output comparison (default: one per core, at most 16)");
-  worker_cmd->add_option("--avoid-window", w.avoid_window,
-                         "seconds a task that failed on this GPU is left to other GPUs (default 0)");
+  add_timeout_options(worker_cmd, w.sanitize_timeout, w.call_timeout);
+  worker_cmd->add_option("--compare-threads", w.compare_threads, "host threads per output comparison (0: one per core, at most 16)")
+      ->capture_default_str();
+  worker_cmd->add_option("--avoid-window", w.avoid_window, "seconds a task that failed on this GPU is left to other GPUs")
+      ->capture_default_str();
   worker_cmd->add_option("--sass-tool", w.sass_tool, "runtime SASS counts through ncu or cupti (experimental)")
-      ->check(CLI::IsMember({"cupti", "ncu"}));
+      ->check(CLI::IsMember({"cupti", "ncu"}))
+      ->capture_default_str();
   worker_cmd->add_option("--state-budget-fraction", w.state_budget_fraction,
                          "share of the GPU's memory that cached workload states may hold")
-      ->check(CLI::Range(0.01, 1.0));
-  worker_cmd->add_option("--log-level", w.log_level, "trace, debug, info (default), warn, error, critical, off")
-      ->check(CLI::IsMember(log_level_names()));
-  worker_cmd->add_option("--log-fd", w.log_fd, "descriptor to write the log to (serve passes its stderr as 3; default 2)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(0.01, 1.0))
+      ->capture_default_str();
+  worker_cmd->add_option("--log-level", w.log_level, "trace, debug, info, warn, error, critical, off")
+      ->check(CLI::IsMember(log_level_names()))
+      ->capture_default_str();
+  worker_cmd->add_option("--log-fd", w.log_fd, "descriptor to write the log to (serve passes its stderr as 3)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   worker_cmd->callback([&action] { action = [] { return worker(w); }; });
 }
 

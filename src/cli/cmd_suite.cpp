@@ -20,6 +20,7 @@ struct Args {
   std::string suite, dir;
   std::vector<std::string> only;
   EvalArgs eval;
+  bool json = false;  ///< materialize --json
 };
 
 int run_suite(const Args& a) {
@@ -50,6 +51,7 @@ struct LoadArgs {
   std::string out, token_file;
   int64_t seed = -1;
   int trials = 0;
+  bool json = false;
 };
 
 int run_suite_load(LoadArgs& a) {
@@ -61,8 +63,11 @@ int run_suite_load(LoadArgs& a) {
   a.load.client = service_client_options(a.token_file);
   if (a.seed >= 0) a.load.options["seed"] = a.seed;
   if (a.trials > 0) a.load.options["trials"] = a.trials;
-  fmt::print("[load] {} submissions of {} cases from {} clients to {}\n", a.load.count, cases.size(), a.load.clients, a.load.service);
-  std::fflush(stdout);
+  // With --json, stdout carries only the summary document; the progress goes to stderr.
+  std::FILE* human = a.json ? stderr : stdout;
+  fmt::print(human, "[load] {} submissions of {} cases from {} clients to {}\n", a.load.count, cases.size(), a.load.clients,
+             a.load.service);
+  std::fflush(human);
   // Records are appended as verdicts arrive, so a load cut short still leaves its data.
   std::FILE* partial = a.out.empty() ? nullptr : std::fopen((a.out + ".partial").c_str(), "w");
   LoadReport report = run_load(cases, a.load, [&](const LoadRecord& r, int done) {
@@ -70,10 +75,10 @@ int run_suite_load(LoadArgs& a) {
       std::fputs((r.to_json().dump() + "\n").c_str(), partial);
       std::fflush(partial);
     }
-    fmt::print("[load] {:>4}/{} {:<28} {:<20} {:>6.1f} s{}{}\n", done, a.load.count, r.case_name, r.lost ? "LOST" : r.status,
+    fmt::print(human, "[load] {:>4}/{} {:<28} {:<20} {:>6.1f} s{}{}\n", done, a.load.count, r.case_name, r.lost ? "LOST" : r.status,
                r.latency_s(), r.attempts > 1 ? fmt::format(" (run {} times)", r.attempts) : "",
                r.mismatches.empty() ? "" : "  MISMATCH: " + r.mismatches.front());
-    std::fflush(stdout);
+    std::fflush(human);
   });
   if (partial) std::fclose(partial);
   ordered_json summary = report.summary();
@@ -83,6 +88,12 @@ int run_suite_load(LoadArgs& a) {
     for (const auto& r : report.records) lines += r.to_json().dump() + "\n";
     write_file_atomic(a.out, lines);
     write_file_atomic(a.out + ".summary.json", summary.dump(2) + "\n");
+  }
+  bool ok = report.all_as_expected() && summary["unstable_speedups"].empty() &&
+            summary["distinct_task_ids"].get<std::size_t>() == report.records.size();
+  if (a.json) {
+    fmt::print("{}\n", summary.dump(2));
+    return ok ? 0 : 1;
   }
   fmt::print("{:<22} {:>6} {:>9} {:>9} {:>9} {:>10}\n", "status", "count", "p50 s", "p95 s", "max s", "eval p50 s");
   for (const auto& [status, s] : summary["by_status"].items())
@@ -99,8 +110,6 @@ int run_suite_load(LoadArgs& a) {
     fmt::print("speedups stable: every case's spread within {:.0f}%\n", 100 * LoadReport::kMaxSpeedupSpread);
   else
     fmt::print("UNSTABLE speedups (spread over {:.0f}%): {}\n", 100 * LoadReport::kMaxSpeedupSpread, fmt::join(unstable, ", "));
-  bool ok = report.all_as_expected() && unstable.empty() &&
-            summary["distinct_task_ids"].get<std::size_t>() == report.records.size();
   return ok ? 0 : 1;
 }
 
@@ -114,34 +123,48 @@ void register_suite(CLI::App& app, Action& action) {
   run->add_option("suite", a.suite, "suite JSON (e.g. tests/fixtures/gemm/suite.json)")->required();
   run->add_option("--only", a.only, "case names to run (default: all)");
   add_eval_options(run, a.eval);
+  run->footer("Exit 1 when a verdict differs from the one expected, 3 on an INFRA_ERROR verdict.");
   run->callback([&action] { action = [] { return run_suite(a); }; });
   static LoadArgs l;
   auto* load = cmd->add_subcommand("load", "submit suite cases to a running service from concurrent clients; check every verdict");
   load->add_option("suites", l.suites, "suite JSON files (cases of all are mixed)")->required();
   load->add_option("--service", l.load.service, "service URL, e.g. http://127.0.0.1:8742")->required();
   add_token_file_option(load, l.token_file);
-  load->add_option("--count", l.load.count, "submissions (default 200)")->check(CLI::PositiveNumber);
-  load->add_option("--clients", l.load.clients, "concurrent clients (default 8)")->check(CLI::PositiveNumber);
+  load->add_option("--count", l.load.count, "submissions")->check(CLI::PositiveNumber)->capture_default_str();
+  load->add_option("--clients", l.load.clients, "concurrent clients")->check(CLI::PositiveNumber)->capture_default_str();
   load->add_option("--workload", l.load.workload, "workload uuid (default: each definition's default)");
   load->add_option("--key-prefix", l.load.key_prefix, "idempotency key prefix (default: from the clock)");
-  load->add_option("--shuffle-seed", l.load.shuffle_seed, "order of cases within each round");
-  load->add_option("--timeout", l.load.timeout_s, "seconds from submission to verdict before a task counts as lost");
-  load->add_option("--outage", l.load.outage_s, "seconds a client keeps retrying an unreachable service");
-  load->add_option("--seed", l.seed, "input seed sent with every request");
-  load->add_option("--trials", l.trials, "correctness and timing trials sent with every request");
+  load->add_option("--shuffle-seed", l.load.shuffle_seed, "order of cases within each round")->capture_default_str();
+  load->add_option("--timeout", l.load.timeout_s, "seconds from submission to verdict before a task counts as lost")
+      ->capture_default_str();
+  load->add_option("--outage", l.load.outage_s, "seconds a client keeps retrying an unreachable service")->capture_default_str();
+  load->add_option("--seed", l.seed, "input seed sent with every request (default: the service draws one)");
+  load->add_option("--trials", l.trials, "correctness and timing trials sent with every request (default: the service's)");
   load->add_option("--out", l.out, "write one JSON line per submission here, and the summary to OUT.summary.json");
+  load->add_flag("--json", l.json, "print the summary (as in OUT.summary.json) as one JSON document; progress goes to stderr");
+  load->footer("The suites' cases are mixed (a seeded shuffle per round) and submitted with idempotency keys; clients ride out\n"
+               "a service restart (--outage). Exit 1 unless every verdict is as expected, no task is lost or twinned and every\n"
+               "speedup is stable. scripts/service_load.sh wraps it with a kill -9 and restart of the service.");
   load->callback([&action] { action = [] { return run_suite_load(l); }; });
 
   auto* mat = cmd->add_subcommand("materialize", "write each case as a standalone .cu file");
   mat->add_option("suite", a.suite, "suite JSON")->required();
   mat->add_option("dir", a.dir, "output folder")->required();
+  mat->add_flag("--json", a.json, "print the cases written as one JSON document (an array)");
   mat->callback([&action] {
     action = [] {
       CandidateSuite suite = load_suite(a.suite);
+      ordered_json written = ordered_json::array();
       for (const auto& c : suite.cases) {
-        write_file_atomic(fs::path(a.dir) / (c.name + ".cu"), c.source);
-        fmt::print("{:<28} {:<20} {}\n", c.name, to_string(c.expect.status), c.origin);
+        fs::path file = fs::path(a.dir) / (c.name + ".cu");
+        write_file_atomic(file, c.source);
+        if (a.json)
+          written.push_back({{"name", c.name}, {"expected_status", to_string(c.expect.status)}, {"origin", c.origin},
+                             {"file", file.string()}});
+        else
+          fmt::print("{:<28} {:<20} {}\n", c.name, to_string(c.expect.status), c.origin);
       }
+      if (a.json) fmt::print("{}\n", written.dump(2));
       return 0;
     };
   });

@@ -20,22 +20,33 @@ constexpr const char* kRow = "{:<30} {:<20} {:>6} {:>6} {:>6} {:>10} {:>10} {:>8
 
 void add_eval_options(CLI::App* cmd, EvalArgs& a) {
   cmd->add_option("--workload", a.workload, "workload uuid or axis values like M=8192 (default: the definition's default)");
-  cmd->add_flag("--json", a.json, "print each verdict as one JSON line");
+  cmd->add_flag("--json", a.json, "print each verdict as one JSON line (JSON lines on stdout)");
   cmd->add_flag("--feedback", a.feedback, "print the feedback text a model would see");
   cmd->add_option("--out", a.out_dir, "also write each verdict to DIR/<name>.verdict.json");
-  cmd->add_option("--repeat", a.repeat, "evaluate each candidate N times (measurement spread)")->check(CLI::PositiveNumber);
+  cmd->add_option("--repeat", a.repeat, "evaluate each candidate N times (measurement spread)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("--seed", a.seed, "input seed (default: random, recorded in the verdict)");
-  cmd->add_option("--trials", a.trials, "correctness and timing trials (default 3)");
-  cmd->add_option("--device", a.device, "CUDA device index");
+  // Unset (0) leaves the evaluator's default, shown from EvalOptions.
+  cmd->add_option("--trials", a.trials, "correctness and timing trials")->default_str(std::to_string(EvalOptions{}.correctness_trials));
+  cmd->add_option("--device", a.device, "CUDA device index")->capture_default_str();
   cmd->add_flag("--no-sanitize", a.no_sanitize, "skip compute-sanitizer (recorded in the verdict)");
   cmd->add_flag("--no-profile", a.no_profile, "skip runtime SASS counts (no target-instruction verdict)");
   cmd->add_flag("--no-time", a.no_time, "skip timing");
-  cmd->add_option("--sass-tool", a.sass_tool, "runtime SASS counts through ncu (default) or cupti (experimental)")
-      ->check(CLI::IsMember({"cupti", "ncu"}));
+  cmd->add_option("--sass-tool", a.sass_tool, "runtime SASS counts through ncu or cupti (experimental)")
+      ->check(CLI::IsMember({"cupti", "ncu"}))
+      ->capture_default_str();
   cmd->add_flag("--profile-always", a.profile_always,
                 "profile even a cubin without wgmma/TMA/tcgen05 opcodes (to compare the SASS tools)");
-  cmd->add_option("--sanitize-timeout", a.sanitize_timeout, "seconds per compute-sanitizer run (default 120)");
-  cmd->add_option("--call-timeout", a.call_timeout, "seconds per correctness call (default 30)");
+  add_timeout_options(cmd, a.sanitize_timeout, a.call_timeout);
+}
+
+void add_timeout_options(CLI::App* cmd, double& sanitize_timeout, double& call_timeout) {
+  const EvalOptions defaults;
+  cmd->add_option("--sanitize-timeout", sanitize_timeout, "seconds per compute-sanitizer run")
+      ->default_str(fmt::format("{}", defaults.sanitize_timeout_s));
+  cmd->add_option("--call-timeout", call_timeout, "seconds per correctness call")
+      ->default_str(fmt::format("{}", defaults.call_timeout_s));
 }
 
 void add_token_file_option(CLI::App* cmd, std::string& token_file) {

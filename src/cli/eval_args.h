@@ -20,6 +20,9 @@ struct EvalArgs {
 };
 
 void add_eval_options(CLI::App* cmd, EvalArgs& a);
+/// --sanitize-timeout and --call-timeout (eval, suite run, serve, worker): unset (0) leaves the
+/// evaluator's default, which help shows from EvalOptions.
+void add_timeout_options(CLI::App* cmd, double& sanitize_timeout, double& call_timeout);
 /// --token-file of the commands that talk to a service (eval --service, suite load); read with
 /// service_client_options(), which falls back to $PTXBENCH_TOKEN.
 void add_token_file_option(CLI::App* cmd, std::string& token_file);
