@@ -120,10 +120,7 @@ std::vector<TrajectoryObs> observations(const Report& r, const std::vector<std::
 
 std::string verdict_gpu(const Verdict& v) { return v.environment ? v.environment->gpu.name : ""; }
 
-bool from_fake_backend(const Verdict& v) {
-  auto it = v.extra.find("fake");
-  return it != v.extra.end() && it->is_boolean() && it->get<bool>();
-}
+bool from_fake_backend(const Verdict& v) { return v.fake_backend; }
 
 std::vector<OptionChange> changed_options(const Verdict& v) {
   std::vector<OptionChange> out;

@@ -54,7 +54,7 @@ HealthReport FakeEvalBackend::check_health() {
   return h;
 }
 
-ordered_json FakeEvalBackend::evaluate(const EvalRequest& r) {
+Verdict FakeEvalBackend::evaluate(const EvalRequest& r) {
   if (r.source.find("PTXB_FAKE_BREAKS_GPU") != std::string::npos) m_broken = true;
   if (r.source.find("PTXB_FAKE_CRASH") != std::string::npos) std::abort();
   if (r.source.find("PTXB_FAKE_HANG") != std::string::npos)
@@ -86,10 +86,9 @@ ordered_json FakeEvalBackend::evaluate(const EvalRequest& r) {
   v.definition = r.definition;
   v.workload_label = r.workload;
   v.started_at = utc_now_iso8601();
-  ordered_json doc = v.to_json();
-  doc["fake"] = true;
-  if (lock.enabled()) doc["gpu_lock_holds"] = holds;
-  return doc;
+  v.fake_backend = true;
+  if (lock.enabled()) v.extra["gpu_lock_holds"] = holds;
+  return v;
 }
 
 }  // namespace ptxbench

@@ -10,6 +10,7 @@
 
 #include "common/json_check.h"
 #include "service/eval_request.h"
+#include "verdict/verdict.h"
 
 namespace ptxbench {
 
@@ -36,8 +37,10 @@ std::string judge_idle(const std::vector<unsigned>& utilization_percent);
 class EvalBackend {
  public:
   virtual ~EvalBackend() = default;
-  /// A verdict document; never throws for a bad candidate (our own failures become INFRA_ERROR).
-  virtual ordered_json evaluate(const EvalRequest& request) = 0;
+  /// The verdict; never throws for a bad candidate (our own failures become INFRA_ERROR).
+  virtual Verdict evaluate(const EvalRequest& request) = 0;
+  /// A stand-in that measures nothing: the worker marks its own verdicts (INFRA_ERROR) as fake too.
+  [[nodiscard]] virtual bool fake() const { return false; }
   /// Checks the GPU; run at worker start and after an evaluation that was killed or crashed.
   virtual HealthReport check_health() = 0;
 };
@@ -52,8 +55,9 @@ class FakeEvalBackend final : public EvalBackend {
   /// With a `gpu_lock` path the fake holds it like the real evaluator: shared while it "works",
   /// then exclusive for a short "timing" part; the verdict records both intervals (epoch seconds).
   explicit FakeEvalBackend(int device, std::string gpu_lock = "") : m_device(device), m_gpu_lock(std::move(gpu_lock)) {}
-  ordered_json evaluate(const EvalRequest& request) override;
+  Verdict evaluate(const EvalRequest& request) override;
   HealthReport check_health() override;
+  [[nodiscard]] bool fake() const override { return true; }
 
  private:
   int m_device;

@@ -70,12 +70,14 @@ class GpuEvalBackend final : public EvalBackend {
     return h;
   }
 
-  ordered_json evaluate(const EvalRequest& r) override {
+  Verdict evaluate(const EvalRequest& r) override {
     try {
-      return m_evaluator.evaluate_source(r.definition, r.workload, r.source, r.apply(m_evaluator.options())).to_json();
+      return m_evaluator.evaluate_source(r.definition, r.workload, r.source, r.apply(m_evaluator.options()));
     } catch (const std::exception& e) {
-      return {{"schema", "ptxbench.verdict"}, {"schema_version", 1}, {"status", "INFRA_ERROR"},
-              {"message", std::string("evaluator failed: ") + e.what()}};
+      Verdict v;
+      v.status = Status::INFRA_ERROR;
+      v.message = std::string("evaluator failed: ") + e.what();
+      return v;
     }
   }
 

@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "common/error.h"
+#include "verdict/verdict.h"
 
 namespace ptxbench {
 namespace {
@@ -219,7 +220,7 @@ bool TaskQueue::heartbeat(const Claim& c, double lease_s) {
 
 bool TaskQueue::complete(const Claim& c, const ordered_json& verdict) {
   SqliteTransaction tx(m_db);
-  std::string status = verdict.value("status", std::string("?"));
+  const std::string status = to_string(Verdict::from_json(verdict).status);  // a malformed one is an InputError
   double t_now = now();
   m_db.prepare("UPDATE tasks SET state = 'done', verdict = ?, status = ?, finished_at = ? "
                "WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")

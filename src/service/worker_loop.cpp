@@ -38,13 +38,18 @@ class Heartbeat {
   std::thread m_thread;
 };
 
-ordered_json infra_verdict(const std::string& message) {
-  return {{"schema", "ptxbench.verdict"}, {"schema_version", 1}, {"status", "INFRA_ERROR"}, {"message", message}};
+// The worker's own verdict (the evaluation failed on our side), marked fake when the backend is.
+Verdict infra_verdict(const std::string& message, const EvalBackend& backend) {
+  Verdict v;
+  v.status = Status::INFRA_ERROR;
+  v.message = message;
+  v.fake_backend = backend.fake();
+  return v;
 }
 
 // Statuses after which the GPU may be in a bad state (a runner was killed or crashed on it).
-bool suspicious(const std::string& status) {
-  return status == "TIMEOUT" || status == "RUNTIME_ERROR" || status == "SANITIZER_ERROR";
+bool suspicious(Status status) {
+  return status == Status::TIMEOUT || status == Status::RUNTIME_ERROR || status == Status::SANITIZER_ERROR;
 }
 
 }  // namespace
@@ -96,40 +101,41 @@ int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& 
       std::this_thread::sleep_for(std::chrono::duration<double>(config.poll_s));
       continue;
     }
-    ordered_json verdict;
+    Verdict verdict;
     {
       Heartbeat heartbeat(config.db, *claim, config.lease_s);
       try {
         EvalRequest request = eval_request_from_json(claim->task.request, catalog, config.limits);
         verdict = backend.evaluate(request);
       } catch (const std::exception& e) {
-        verdict = infra_verdict(std::string("worker failed: ") + e.what());
+        verdict = infra_verdict(std::string("worker failed: ") + e.what(), backend);
       }
     }
-    verdict["service"] = {{"task", claim->task.id}, {"worker", config.name}, {"attempt", claim->token}};
-    std::string status = verdict.value("status", "");
-    if (status == "INFRA_ERROR") {
-      std::string message = verdict.value("message", std::string("infrastructure error"));
-      queue.requeue(*claim, message, config.max_attempts, verdict);
+    const ordered_json stamp = {{"task", claim->task.id}, {"worker", config.name}, {"attempt", claim->token}};
+    verdict.extra["service"] = stamp;
+    const std::string status = to_string(verdict.status);
+    if (verdict.status == Status::INFRA_ERROR) {
+      std::string message = verdict.message.empty() ? std::string("infrastructure error") : verdict.message;
+      queue.requeue(*claim, message, config.max_attempts, verdict.to_json());
       spdlog::warn("task {} attempt {}/{}: INFRA_ERROR ({}); {}; worker {} exits to be restarted", claim->task.id,
                    claim->token, config.max_attempts, message,
                    claim->token >= config.max_attempts ? "given up" : "re-queued", config.name);
       return kWorkerUnhealthyExit;
     }
-    if (suspicious(status)) {
+    if (suspicious(verdict.status)) {
       std::string problem = check_and_record_health(queue, backend, config.device);
       if (!problem.empty()) {
         // The GPU, not the candidate, may have caused this verdict: run it again elsewhere.
-        ordered_json infra = {{"schema", "ptxbench.verdict"}, {"schema_version", 1}, {"status", "INFRA_ERROR"},
-                              {"message", "GPU unhealthy after this evaluation: " + problem}, {"service", verdict["service"]}};
-        queue.requeue(*claim, infra["message"].get<std::string>(), config.max_attempts, infra);
+        Verdict infra = infra_verdict("GPU unhealthy after this evaluation: " + problem, backend);
+        infra.extra["service"] = stamp;
+        queue.requeue(*claim, infra.message, config.max_attempts, infra.to_json());
         spdlog::error("task {} attempt {}/{}: GPU {} unhealthy after its {} verdict; {}; worker {} exits to be restarted",
                       claim->task.id, claim->token, config.max_attempts, config.device, status,
                       claim->token >= config.max_attempts ? "given up" : "re-queued", config.name);
         return kWorkerUnhealthyExit;
       }
     }
-    if (queue.complete(*claim, verdict))
+    if (queue.complete(*claim, verdict.to_json()))
       spdlog::debug("task {} done: {} ({} attempt{})", claim->task.id, status, claim->token, claim->token == 1 ? "" : "s");
     else
       spdlog::warn("task {}: verdict {} dropped, the claim was taken back meanwhile (lease expired?)", claim->task.id, status);

@@ -9,7 +9,7 @@ namespace {
 // The document's keys that the Verdict itself holds; any other top-level key goes to `extra`.
 constexpr const char* kOwnKeys[] = {"schema", "schema_version", "status", "message", "definition", "workload", "arch",
                                     "target_instruction", "speedup", "candidate_us", "baseline_us", "baseline", "seed",
-                                    "started_at", "wall_seconds", "stages", "environment"};
+                                    "started_at", "wall_seconds", "stages", "environment", "fake"};
 
 template <class Section>
 void add_timing(std::vector<StageTiming>& out, const char* name, const std::optional<Section>& s) {
@@ -69,6 +69,7 @@ void read_verdict(const ordered_json& j, Verdict& v) {
   read_field(j, "started_at", v.started_at);
   read_field(j, "wall_seconds", v.wall_seconds);
   read_field(j, "stages", v.stages);
+  read_field(j, "fake", v.fake_backend);
   if (j.contains("environment") && !j["environment"].is_null() && !j["environment"].empty())
     read_field(j, "environment", v.environment);
   for (auto it = j.begin(); it != j.end(); ++it) {
@@ -156,6 +157,7 @@ ordered_json Verdict::to_json() const {
   j["wall_seconds"] = wall_seconds;
   j["stages"] = stages;
   j["environment"] = environment ? ordered_json(*environment) : ordered_json::object();
+  if (fake_backend) j["fake"] = true;
   for (auto it = extra.begin(); it != extra.end(); ++it) j[it.key()] = it.value();
   return j;
 }

@@ -73,8 +73,11 @@ struct Verdict {
   double wall_seconds = 0.0;
   StageSections stages;
   std::optional<Environment> environment;  ///< unset: the evaluation ended before it saw a GPU
-  /// Top-level keys that other layers add to the document (the service's task stamp, a fake
-  /// backend's marks), kept as they came so that a document read and written again is the same.
+  /// From the service's fake backend (CPU tests, `serve --fake-gpus`), not a GPU measurement:
+  /// `"fake": true` at the top level; reports refuse it unless asked (docs/report.md).
+  bool fake_backend = false;
+  /// Top-level keys that other layers add to the document (the service's task stamp, the fake
+  /// backend's lock intervals), kept as they came so that a document read and written again is the same.
   ordered_json extra = ordered_json::object();
 
   /// The rule the verdict states: the recorded one, else the arch's.

@@ -424,3 +424,22 @@ TEST(VerdictSections, EnumNamesRoundTripAndBadNamesListTheGoodOnes) {
   EXPECT_EQ(error_of([] { (void)parse_trial_phase(""); }),
             "trial phase: unknown trial phase '' (expected correctness, timing, baseline or spot_check)");
 }
+
+// The fake backend's mark is a typed field (reports refuse such verdicts unless asked): written
+// as the top-level "fake" it always was, read back from old and new documents alike, never left
+// in `extra` where a reader would have to look it up by name.
+TEST(VerdictSections, TheFakeBackendsMarkIsTyped) {
+  Verdict v;
+  v.status = Status::PASSED;
+  v.fake_backend = true;
+  v.extra["service"] = {{"task", 7}};
+  ordered_json doc = v.to_json();
+  EXPECT_EQ(doc.at("fake"), true);
+  Verdict back = Verdict::from_json(doc);
+  EXPECT_TRUE(back.fake_backend);
+  EXPECT_FALSE(back.extra.contains("fake"));
+  EXPECT_EQ(back.extra.at("service").at("task"), 7);
+  EXPECT_FALSE(Verdict{}.to_json().contains("fake")) << "a real verdict's document is unchanged";
+  EXPECT_FALSE(Verdict::from_json({{"status", "PASSED"}}).fake_backend);
+  EXPECT_THROW(Verdict::from_json({{"status", "PASSED"}, {"fake", "yes"}}), InputError);
+}
