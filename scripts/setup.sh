@@ -14,7 +14,7 @@ if ((${#missing[@]})); then
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 # Headless Chromium (Debian package `chromium`) and a font: the CPU test of the HTML report
-# (tests/cpu/test_report_html.cpp) renders it in a real browser. A no-op where one is installed.
+# (tests/cpu/report/test_report_html.cpp) renders it in a real browser. A no-op where one is installed.
 if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
   sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
   echo "setup: installing chromium (headless browser for the HTML report test)"

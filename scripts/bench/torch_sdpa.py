@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """PyTorch's cuDNN SDPA at the evaluation shape, timed with CUDA events: the yardstick for our own
 cuDNN graph-API baseline (src/baseline/mha_cudnn.cpp). One JSON line per case, in the format that
-tests/gpu/test_mha_cudnn.cpp prints, so both can be compared from one device call:
+tests/gpu/baseline/test_mha_cudnn.cpp prints, so both can be compared from one device call:
 
   python3 scripts/bench/torch_sdpa.py                       # B4 H48 S4096 D128, causal and not
   python3 scripts/bench/torch_sdpa.py --shape 4 48 8192 128 --iters 20 --kernels

@@ -8,6 +8,7 @@
 
 #include "service/service_log.h"
 #include "service/task_queue.h"
+#include "verdict/verdict.h"
 
 namespace ptxbench {
 namespace {
