@@ -328,8 +328,15 @@ std::vector<std::string> child_environment(const ProcessSpec& spec) {
   set_limit(RLIMIT_DATA, spec.limits.data_bytes, sfd);
   set_limit(RLIMIT_NPROC, spec.limits.processes, sfd);
   if (!spec.cwd.empty() && chdir(spec.cwd.c_str()) != 0) child_fail(sfd, 5);
-  if (spec.setup)
+  if (spec.setup) {
     if (int code = spec.setup->drop()) child_fail(sfd, kSetupDrop, code);
+    // A change of user clears the parent-death signal (prctl(2)): arm it again, or a sandboxed
+    // runner outlives a killed worker and keeps its GPU busy (seen on the H200, ServiceOnGpu).
+    if (spec.die_with_parent) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent && getppid() != 0) _exit(127);
+    }
+  }
   execve(exe.c_str(), argv, envp);
   child_fail(sfd, 6);
 }

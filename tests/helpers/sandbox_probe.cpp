@@ -6,6 +6,7 @@
 //   hog MIB                 allocate and touch MIB mebibytes of host memory
 //   seccomp PROFILE         install the runner's filter (session | tool_target), then try
 //                           forbidden and allowed system calls, then list the recorded violations
+//   sleep                   wait 60 s (for tests of what ends it)
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -126,6 +127,7 @@ int main(int argc, char** argv) {
   if (cmd == "peek" && argc == 5) return peek(argv[2], argv[3], argv[4]);
   if (cmd == "hog" && argc == 3) return hog(argv[2]);
   if (cmd == "seccomp" && argc == 3) return try_seccomp(argv[2]);
-  std::fprintf(stderr, "usage: ptxbench-sandbox-probe whoami | peek PID ADDR LEN | hog MIB | seccomp PROFILE\n");
+  if (cmd == "sleep") return sleep(60) == 0 ? 0 : 1;
+  std::fprintf(stderr, "usage: ptxbench-sandbox-probe whoami | peek PID ADDR LEN | hog MIB | seccomp PROFILE | sleep\n");
   return 2;
 }

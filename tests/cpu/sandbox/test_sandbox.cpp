@@ -6,7 +6,9 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <csignal>
 #include <sstream>
+#include <thread>
 
 #include "common/error.h"
 #include "common/fs.h"
@@ -201,4 +203,23 @@ TEST_F(SandboxTest, CompileSandboxShowsNoHostFileToAnInclude) {
   EXPECT_EQ((leak.out.text + leak.err.text).find("PTXBENCH_SECRET_TOKEN_42"), std::string::npos);
   EXPECT_NE(leak.err.text.find("No such file"), std::string::npos) << leak.err.text;
   fs::remove(secret);
+}
+
+// A sandboxed child dies with the thread that started it, although it changed its user on the way
+// (which clears the parent-death signal): on the H200 a runner under compute-sanitizer outlived a
+// killed service this way and kept spinning on the GPU.
+TEST_F(SandboxTest, DiesWithTheThreadThatStartedItThoughItChangedItsUser) {
+  ProcessSpec spec;
+  spec.argv = {kProbe.string(), "sleep"};
+  spec.cwd = m_scratch.path().string();
+  spec.die_with_parent = true;
+  auto sandbox = std::make_shared<Sandbox>(test_policy(m_scratch.path()), m_scratch.path().string());
+  spec.setup = sandbox;
+  std::unique_ptr<ChildProcess> child;
+  std::thread([&] { child = std::make_unique<ChildProcess>(spec); }).join();
+  ASSERT_TRUE(child);
+  std::optional<ExitStatus> status = child->wait_for(10.0);
+  ASSERT_TRUE(status.has_value()) << "the sandboxed child outlived the thread that started it";
+  EXPECT_EQ(status->signal, SIGKILL) << status->describe();
+  EXPECT_TRUE(sandbox->report().unprivileged) << "the child must have changed its user for this test to mean anything";
 }
