@@ -123,19 +123,6 @@ std::string joined(const std::vector<std::string>& items) {
   return out;
 }
 
-RunnerRequest call_request(uint64_t index, CallTarget target = CallTarget::candidate, double probe_us = 0.0) {
-  RunnerRequest r;
-  r.op = RunnerOp::call;
-  r.call = CallRequest{index, target, probe_us};
-  return r;
-}
-
-RunnerRequest spans_request() {
-  RunnerRequest r;
-  r.op = RunnerOp::spans;
-  return r;
-}
-
 // Guard-band writes are memory errors; a modified input is a broken contract.
 Status status_for_check(const OutputCheck& check) {
   if (check.has(OutputProblemKind::guard_written)) return Status::SANITIZER_ERROR;

@@ -189,4 +189,17 @@ RunnerReply runner_reply_from_json(const ordered_json& j) {
   });
 }
 
+RunnerRequest call_request(uint64_t index, CallTarget target, double probe_us) {
+  RunnerRequest r;
+  r.op = RunnerOp::call;
+  r.call = CallRequest{index, target, probe_us};
+  return r;
+}
+
+RunnerRequest spans_request() {
+  RunnerRequest r;
+  r.op = RunnerOp::spans;
+  return r;
+}
+
 }  // namespace ptxbench

@@ -64,6 +64,11 @@ struct RunnerRequest {
   std::optional<CallRequest> call;
 };
 ordered_json to_json(const RunnerRequest& r);
+/// A call of the candidate (or of the runner's trusted probe kernel, spinning `probe_us`).
+RunnerRequest call_request(uint64_t index, CallTarget target = CallTarget::candidate, double probe_us = 0.0);
+/// The runner's account of the calls since the last one (spans, launches, stray work).
+RunnerRequest spans_request();
+
 /// Throws InputError (malformed request).
 RunnerRequest runner_request_from_json(const ordered_json& j);
 

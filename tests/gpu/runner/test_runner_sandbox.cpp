@@ -66,19 +66,6 @@ class RunnerSandbox : public GpuTest {
   std::unique_ptr<TempDir> m_scratch;
 };
 
-RunnerRequest call(uint64_t index, CallTarget target = CallTarget::candidate, double probe_us = 0) {
-  RunnerRequest r;
-  r.op = RunnerOp::call;
-  r.call = CallRequest{index, target, probe_us};
-  return r;
-}
-
-RunnerRequest spans() {
-  RunnerRequest r;
-  r.op = RunnerOp::spans;
-  return r;
-}
-
 }  // namespace
 
 TEST_F(RunnerSandbox, TheProbeCalibratesTheHostBound) {
@@ -91,11 +78,11 @@ TEST_F(RunnerSandbox, TheProbeCalibratesTheHostBound) {
   std::vector<double> host;
   for (int i = 0; i < 24; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    RunnerReply r = session.request(call(static_cast<uint64_t>(i), CallTarget::probe, probe_us), 30);
+    RunnerReply r = session.request(call_request(static_cast<uint64_t>(i), CallTarget::probe, probe_us), 30);
     host.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
     ASSERT_TRUE(r.ok()) << r.failure->error;
   }
-  RunnerReply s = session.request(spans(), 30);
+  RunnerReply s = session.request(spans_request(), 30);
   ASSERT_TRUE(s.ok() && s.spans);
   ASSERT_EQ(s.spans->calls.size(), host.size());
   std::vector<double> span, gap;
@@ -128,12 +115,12 @@ TEST_F(RunnerSandbox, ACandidateRunsOnSharedBuffersUnderSeccomp) {
   EXPECT_TRUE(ready.violations.empty()) << ready.violations.front();
   state.prepare_trial(17);
   state.poison_outputs();
-  RunnerReply r = session.request(call(1), 60);
+  RunnerReply r = session.request(call_request(1), 60);
   ASSERT_TRUE(r.ok()) << r.failure->error << "\n" << session.output();
   EXPECT_TRUE(r.violations.empty()) << "CUDA or CUPTI needed a call the filter denies: " << r.violations.front();
   OutputCheck check = state.check_candidate(Tolerance{});
   EXPECT_TRUE(check.passed());
-  RunnerReply s = session.request(spans(), 30);
+  RunnerReply s = session.request(spans_request(), 30);
   ASSERT_TRUE(s.spans && s.spans->calls.size() == 1u);
   ASSERT_EQ(s.spans->calls[0].kernels.size(), 1u);
   std::cout << "[launch] " << describe(s.spans->calls[0].kernels[0]) << " span " << s.spans->calls[0].span_us << " us\n";
@@ -204,12 +191,12 @@ TEST_F(RunnerSandbox, TheHostGapUnderEachWorkerActivity) {
       if (before == Before::prepare || before == Before::baseline_and_prepare)
         state.prepare_call(++seed, WorkloadState::Side::candidate, flush, false);
       auto t0 = std::chrono::steady_clock::now();
-      RunnerReply r = session.request(call(index++, target, probe_us), 30);
+      RunnerReply r = session.request(call_request(index++, target, probe_us), 30);
       host.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
       EXPECT_TRUE(r.ok()) << r.failure->error;
       wall.push_back(r.wall_us.value_or(0.0));
     }
-    RunnerReply s = session.request(spans(), 30);
+    RunnerReply s = session.request(spans_request(), 30);
     EXPECT_TRUE(s.spans && s.spans->calls.size() == host.size());
     if (!s.spans || s.spans->calls.size() != host.size()) return Gap{};
     std::vector<double> gap, in_runner, channel, span;
