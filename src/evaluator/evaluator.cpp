@@ -36,6 +36,12 @@
 
 namespace ptxbench {
 
+/// The trusted runner that times the baseline, set up, and the baseline's name as it reported it.
+struct BaselineRunner {
+  std::unique_ptr<RunnerSession> session;
+  std::string name;
+};
+
 // What one evaluation carries between stages.
 struct Evaluator::Context {
   EvalOptions options;  ///< this evaluation's options (the evaluator's defaults, or the request's)
@@ -53,12 +59,11 @@ struct Evaluator::Context {
   fs::path spec_file;
   std::vector<TrialRecord> correctness_trials;
   double slowest_call_us = 0.0;
-  /// The host bound's trusted probe runner: started beside the candidate's, never loads one.
-  std::future<std::unique_ptr<RunnerSession>> probe_starting;
-  std::unique_ptr<RunnerSession> probe_session;
-  uint64_t next_probe_call = 0;
+  /// The trusted runner that times the baseline: started beside the candidate's, never loads one.
+  std::future<BaselineRunner> baseline_starting;
+  std::optional<BaselineRunner> baseline_runner;
+  uint64_t next_baseline_call = 0;
   std::string host_clock_note;                 ///< set when a trial was charged the worker's clock
-  double probe_us = 0.0;                       ///< the probe's length: the baseline's call
   std::vector<KernelLaunch> profiled_launches; ///< the profiled call's launches of the candidate's kernels
   bool profiled = false;                       ///< a profile ran (its launches can be compared)
   std::map<std::string, std::vector<MmaShape>> mma_shapes;  ///< per kernel, from the static listing
@@ -448,9 +453,9 @@ bool Evaluator::stage_correctness(Context& c) {
   }
   if (c.v.environment) c.v.environment->cpu_affinity = *m_cpu_affinity;
   if (c.options.measure_time) {
-    RunnerLaunch probe = launch;
-    probe.readable.clear();
-    probe_starting(c, probe);
+    RunnerLaunch trusted = launch;
+    trusted.readable.clear();
+    baseline_starting(c, trusted);
   }
   c.session = std::make_unique<RunnerSession>(launch, c.options.startup_timeout_s);
   if (c.v.environment) c.v.environment->sandbox = to_json(c.session->sandbox_report());
@@ -493,39 +498,30 @@ bool Evaluator::stage_correctness(Context& c) {
   return true;
 }
 
-// The host bound (docs/verdict.md) compares the worker's clock around each timed call with the
-// span the runner reports. What an honest call costs beyond its span depends mostly on what the
-// worker ran on the GPU just before (the GPU switches from the worker's context to the runner's:
-// ~150 µs on the H200, RunnerSandbox.TheHostGap...), a little on the call's length, and drifts
-// between evaluations by tens of µs. So it is measured in every trial, interleaved with the timed
-// calls and prepared exactly like them, on a second runner that is ours: same sandbox, same
-// filter, its own trusted probe kernel, and no candidate code ever loaded.
-void Evaluator::probe_starting(Context& c, const RunnerLaunch& launch) {
-  c.probe_starting = std::async(std::launch::async, [launch, timeout = c.options.startup_timeout_s] {
-    return std::make_unique<RunnerSession>(launch, timeout);
-  });
-}
-
-// The probe spins as long as the baseline's call takes here: the length of a competitive
-// candidate's call (measured on three warm-up calls, with our own activity records).
-void Evaluator::measure_probe_length(Context& c, const std::function<void(cudaStream_t)>& flush) {
-  const IntegrityPolicy& p = c.options.integrity;
-  WorkloadState& state = *c.state;
-  TimedTarget baseline = state.baseline_target();
-  (void)m_recorder->drain();
-  std::vector<CallWindow> windows;
-  for (int i = 0; i < 3; ++i) {
-    state.prepare_call(derive_seed(c.seed, 4990 + static_cast<uint64_t>(i)), WorkloadState::Side::baseline, flush, false);
-    CallWindow w{windows.size(), ActivityRecorder::now_ns(), 0};
-    const int rc = baseline.call(state.stream());
-    const cudaError_t sync = cudaDeviceSynchronize();
-    w.end_ns = ActivityRecorder::now_ns();
-    windows.push_back(w);
-    check_call_result(rc, sync);
-  }
-  Attribution warm = attribute_records(m_recorder->drain(), windows);
-  if (warm.calls.empty()) throw Error("timing", "no activity records of the baseline's calls");
-  c.probe_us = std::clamp(warm.calls.back().span_us, p.probe_min_us, p.probe_max_us);
+// The baseline is timed by a second session runner that is ours (docs/verdict.md, "Timing
+// method"): same sandbox, same filter, same shared memory and the same per-call preparation as
+// the candidate's runner, and no candidate code ever loaded. So both sides of a speedup are timed
+// by the same kind of process (an A/A comparison reads 1.00), a candidate cannot touch the
+// baseline's calls, and the baseline's calls calibrate the host bound: what an honest call costs
+// the worker beyond its span depends on what the worker ran on the GPU just before (the GPU
+// switches from the worker's context to a runner's: ~150 µs on the H200, RunnerSandbox.TheHostGap...),
+// a little on the call's length, and drifts between evaluations by tens of µs. Its setup (cuDNN
+// builds its engines) overlaps the correctness stage.
+void Evaluator::baseline_starting(Context& c, const RunnerLaunch& launch) {
+  WorkloadState::SharedTensors shared = c.state->shared_tensors(WorkloadState::Side::baseline);
+  RunnerRequest setup;
+  setup.op = RunnerOp::setup;
+  setup.setup = SetupRequest{"", shared.tensors,
+                             BaselineSetup{c.workload.definition->json_text, c.workload.workload.uuid, c.workload.workload.axes}};
+  auto start = [launch, setup, fds = std::move(shared.fds), timeout = c.options.startup_timeout_s]() {
+    auto session = std::make_unique<RunnerSession>(launch, timeout);
+    std::vector<int> raw;
+    for (const auto& f : fds) raw.push_back(f.get());
+    RunnerReply reply = session->request(setup, timeout, raw);
+    if (!reply.ok()) throw EnvironmentError("runner", "the trusted runner could not set up the baseline: " + reply.failure->error);
+    return BaselineRunner{std::move(session), reply.baseline};
+  };
+  c.baseline_starting = std::async(std::launch::async, std::move(start));
 }
 
 bool Evaluator::stage_runtime_sass(Context& c) {
@@ -635,6 +631,26 @@ bool Evaluator::stage_runtime_sass(Context& c) {
   return true;
 }
 
+namespace {
+// The trusted runner's spans of the baseline's timed calls (by call number). Anything amiss is ours.
+std::vector<double> baseline_spans(const RunnerReply& report, const std::vector<uint64_t>& calls, const std::string& name) {
+  if (!report.spans) throw EnvironmentError("runner", "the trusted runner of " + name + " reported no spans");
+  if (report.spans->dropped_records > 0) throw Error("timing", "CUPTI dropped activity records; the timing is incomplete");
+  if (!report.spans->stray.empty())
+    throw EnvironmentError("runner", "device work outside " + name + "'s calls: " + report.spans->stray.front());
+  std::map<uint64_t, double> by_index;
+  for (const auto& a : report.spans->calls)
+    if (!a.empty) by_index[a.index] = a.span_us;
+  std::vector<double> spans;
+  for (uint64_t i : calls) {
+    auto it = by_index.find(i);
+    if (it == by_index.end()) throw EnvironmentError("runner", "no activity records of " + name + "'s call " + std::to_string(i));
+    spans.push_back(it->second);
+  }
+  return spans;
+}
+}  // namespace
+
 // One timing trial (docs/verdict.md, "Timing method" and "Measurement integrity"): warm-ups, then
 // timed calls, baseline and candidate alternating call by call. The worker prepares every call
 // itself (fresh inputs from a secret counter seed, poisoned outputs, a cold L2) and checks every
@@ -649,11 +665,9 @@ bool Evaluator::stage_timing(Context& c) {
   const TimingPolicy& policy = c.options.timing;
   const IntegrityPolicy& integrity = c.options.integrity;
   if (!m_flusher) m_flusher = std::make_unique<L2Flusher>(policy.l2_flush_factor);
-  if (!m_recorder) m_recorder = std::make_unique<ActivityRecorder>();
   WorkloadState& state = *c.state;
   TimingSection section;
   section.policy = policy_record(policy);
-  section.baseline_name = state.baseline_name();
   IntegrityRecord rec;
   rec.policy = integrity.to_json();
   rec.spot_rows = integrity.spot_rows;
@@ -677,46 +691,57 @@ bool Evaluator::stage_timing(Context& c) {
   // Which rows are checked and which call is checked in full: never told to the runner.
   std::mt19937_64 secret(derive_seed(c.seed, 4000));
   auto flush = [this](cudaStream_t s) { m_flusher->flush(s); };
-  TimedTarget baseline = state.baseline_target();
   std::vector<std::vector<double>> cand, base;
   std::set<std::string> seen_kernels;
   std::optional<std::vector<KernelLaunch>> timed_launches;
-  if (!c.probe_session) {
-    if (!c.probe_starting.valid()) throw Error("timing", "the probe runner was never started");
-    c.probe_session = c.probe_starting.get();
+  if (!c.baseline_runner) {
+    if (!c.baseline_starting.valid()) throw Error("timing", "the baseline's runner was never started");
+    try {
+      c.baseline_runner = c.baseline_starting.get();
+    } catch (const RunnerFault& f) {
+      throw EnvironmentError("runner", std::string("the trusted runner of the baseline failed to start: ") + f.what());
+    }
   }
-  measure_probe_length(c, flush);
-  rec.probe_us = c.probe_us;
+  const std::string baseline_name = c.baseline_runner->name;
+  section.baseline_name = baseline_name;
+  // The trusted runner's faults are ours, never the candidate's.
+  auto ask_baseline = [&](const RunnerRequest& r) {
+    try {
+      return c.baseline_runner->session->request(r, c.options.call_timeout_s + 2e-6 * c.slowest_call_us);
+    } catch (const RunnerFault& f) {
+      throw EnvironmentError("runner", "the trusted runner of " + baseline_name + " failed: " + f.what());
+    }
+  };
   const int calls_per_trial = policy.warmup_calls + policy.timed_calls;
   const double call_budget_s = c.options.call_timeout_s + 2e-6 * c.slowest_call_us;
   for (int trial = 1; trial <= policy.trials; ++trial) {
     const uint64_t seed = derive_seed(c.seed, 2000 + static_cast<uint64_t>(trial));
     state.begin_trial(seed);
     const int full_call = static_cast<int>(secret() % static_cast<uint64_t>(policy.timed_calls));
-    std::vector<CallWindow> base_windows;
-    std::vector<uint64_t> cand_index;
-    std::vector<double> host_us, probe_host_us;
-    (void)m_recorder->drain();
-    const uint64_t dropped_before = m_recorder->dropped();
+    std::vector<uint64_t> cand_index, base_index;
+    std::vector<double> host_us, base_host_us;
     try {
       for (int j = 0; j < calls_per_trial; ++j) {
         const bool timed = j >= policy.warmup_calls;
         const int k = j - policy.warmup_calls;
-        // The baseline, in this process (our own activity records: trusted).
+        // The baseline, in the trusted runner, under the worker's own clock (the host bound's calibration).
         const bool check_baseline = trial == 1 && k == 0;  // its fingerprints go with the check
         state.prepare_call(derive_seed(seed, 2 * static_cast<uint64_t>(j)), WorkloadState::Side::baseline, flush,
                            check_baseline);
-        CallWindow w{static_cast<uint64_t>(j), ActivityRecorder::now_ns(), 0};
-        int rc = baseline.call(state.stream());
-        cudaError_t sync = cudaDeviceSynchronize();
-        w.end_ns = ActivityRecorder::now_ns();
-        check_call_result(rc, sync);  // the baseline's failure is ours (CallFailure → INFRA_ERROR)
-        if (timed) base_windows.push_back(w);
+        const uint64_t base_call = c.next_baseline_call++;
+        auto b0 = std::chrono::steady_clock::now();
+        RunnerReply base_reply = ask_baseline(call_request(base_call));
+        const double base_host = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - b0).count();
+        if (!base_reply.ok()) throw Error("baseline", baseline_name + " failed: " + base_reply.failure->error);
+        if (timed) {
+          base_index.push_back(base_call);
+          base_host_us.push_back(base_host);
+        }
         if (check_baseline) {
           state.compute_reference();
           OutputCheck bc = state.check_baseline(c.options.tolerance, c.options.compare_threads);
           section.baseline_check = trial_record(trial, TrialPhase::baseline, seed, bc);
-          if (!bc.passed()) throw Error("baseline", state.baseline_name() + " failed the correctness rule against the reference");
+          if (!bc.passed()) throw Error("baseline", baseline_name + " failed the correctness rule against the reference");
         }
         // The candidate, in the runner, under the worker's own clock.
         const bool full = timed && k == full_call;
@@ -750,22 +775,10 @@ bool Evaluator::stage_timing(Context& c) {
                                                        ": timed call " + std::to_string(k + 1) +
                                                        " (checked in full, chosen at random) is wrong");
         }
-        // The trusted probe, prepared exactly like the call before it (host bound).
-        state.prepare_call(derive_seed(seed, 1000000 + 2 * static_cast<uint64_t>(k)), WorkloadState::Side::baseline, flush, false);
-        const int probe_rc = baseline.call(state.stream());
-        check_call_result(probe_rc, cudaDeviceSynchronize());
-        state.prepare_call(derive_seed(seed, 1000001 + 2 * static_cast<uint64_t>(k)), WorkloadState::Side::candidate, flush, false);
-        auto p0 = std::chrono::steady_clock::now();
-        RunnerReply probe = c.probe_session->request(call_request(c.next_probe_call++, CallTarget::probe, c.probe_us),
-                                                     c.options.call_timeout_s);
-        probe_host_us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - p0).count());
-        if (!probe.ok()) throw EnvironmentError("runner", "the probe kernel failed: " + probe.failure->error);
       }
     } catch (const RunnerFault& f) {
       Finding found = runner_fault_finding(f, "in a timed call", call_budget_s);
       return finish(found.status, found.message);
-    } catch (const CallFailure& f) {
-      throw Error("baseline", state.baseline_name() + " failed: " + f.what());
     }
     // The runner's account of the trial: every call's span and launches, and what ran outside them.
     RunnerReply report;
@@ -803,12 +816,8 @@ bool Evaluator::stage_timing(Context& c) {
         return finish(Status::TIMING_ANOMALY, "the timed calls did not all launch the same kernels: " + d);
       spans.push_back(a.span_us);
     }
-    RunnerReply probe_report = c.probe_session->request(spans_request(), c.options.call_timeout_s);
-    if (!probe_report.spans || probe_report.spans->calls.size() != probe_host_us.size())
-      throw EnvironmentError("runner", "the probe runner reported no spans for its calls");
-    std::vector<double> probe_spans;
-    for (const auto& a : probe_report.spans->calls) probe_spans.push_back(a.span_us);
-    const double overhead_us = calibrate_overhead(probe_host_us, probe_spans);
+    std::vector<double> base_spans = baseline_spans(ask_baseline(spans_request()), base_index, baseline_name);
+    const double overhead_us = calibrate_overhead(base_host_us, base_spans);
     HostBound bound = check_host_bound(host_us, spans, overhead_us, integrity);
     rec.host_bound.push_back({trial, bound.overhead_us, bound.excess_us, bound.allowed_us, bound.impossible_calls,
                               bound.passed(), false});
@@ -824,10 +833,6 @@ bool Evaluator::stage_timing(Context& c) {
           "costs time like device work)",
           bound.excess_us, bound.overhead_us, bound.allowed_us);
     }
-    Attribution b = attribute_records(m_recorder->drain(), base_windows);
-    if (m_recorder->dropped() > dropped_before) throw Error("timing", "CUPTI dropped activity records; the timing is incomplete");
-    std::vector<double> base_spans;
-    for (const auto& a : b.calls) base_spans.push_back(a.span_us);
     base.push_back(base_spans);
     cand.push_back(spans);
   }
@@ -855,7 +860,7 @@ bool Evaluator::stage_timing(Context& c) {
   char bus[32] = {0};
   cudaDeviceGetPCIBusId(bus, sizeof bus, c.options.device);
   BaselineJudgement judged = BaselineCalibration((c.v.environment ? c.v.environment->gpu.name : "gpu") + "@" + bus)
-                                 .judge(c.workload.definition->name + "/" + c.workload.workload.uuid + "/" + state.baseline_name(),
+                                 .judge(c.workload.definition->name + "/" + c.workload.workload.uuid + "/" + baseline_name,
                                         summary.baseline.median_us, integrity.baseline_margin);
   rec.baseline_calibration = CalibrationRecord{judged.calibrated_us, judged.measured_us, judged.margin, judged.within, judged.recorded};
   section.integrity = rec;
@@ -863,7 +868,7 @@ bool Evaluator::stage_timing(Context& c) {
   record_trials();
   c.v.candidate_us = summary.candidate.mean_us;
   c.v.baseline_us = summary.baseline.mean_us;
-  c.v.baseline_name = state.baseline_name();
+  c.v.baseline_name = baseline_name;
   if (!judged.within)
     return c.fail(Status::INFRA_ERROR,
                   fmt::format("the baseline ran {:.1f}% slower than this GPU's calibration ({:.1f} us against {:.1f} us, margin "

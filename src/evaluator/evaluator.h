@@ -50,8 +50,7 @@ class Evaluator {
   Verdict run_stages(Context& c);
   bool stage_sanitize(Context& c);
   bool stage_correctness(Context& c);
-  void probe_starting(Context& c, const RunnerLaunch& launch);
-  void measure_probe_length(Context& c, const std::function<void(cudaStream_t)>& flush);
+  void baseline_starting(Context& c, const RunnerLaunch& launch);
   bool stage_runtime_sass(Context& c);
   bool stage_timing(Context& c);
   WorkloadState& state_for(const ResolvedWorkload& w);
@@ -61,7 +60,6 @@ class Evaluator {
   std::map<std::string, std::unique_ptr<WorkloadState>> m_states;
   std::unique_ptr<StateBudget> m_budget;
   std::unique_ptr<L2Flusher> m_flusher;
-  std::unique_ptr<ActivityRecorder> m_recorder;
   bool m_profile_needs_root = false;  ///< ncu found the performance counters reserved for administrators
   std::optional<std::string> m_cpu_affinity;  ///< what pinning to the GPU's local CPUs did (once)
 };

@@ -23,7 +23,6 @@ WorkloadState::WorkloadState(ResolvedWorkload workload, std::unique_ptr<Operator
       m_inputs.emplace_back(t.bytes(), 0);
     }
   }
-  m_baseline = m_op->make_baseline(m_workload);
   for (std::size_t i = 0; i < m_inputs.size(); ++i)
     m_baseline_args.push_back(DeviceTensor{m_inputs[i].data(), m_input_specs[i]}.view());
   for (std::size_t i = 0; i < m_outputs.size(); ++i)
@@ -163,18 +162,20 @@ OutputCheck WorkloadState::check_baseline(const Tolerance& tol, unsigned threads
   return compare(outs, tol, threads);
 }
 
-WorkloadState::SharedTensors WorkloadState::shared_tensors() const {
+WorkloadState::SharedTensors WorkloadState::shared_tensors(Side side) const {
   SharedTensors out;
   auto add = [&out](const TensorSpec& spec, const GuardedBuffer& b) {
     out.tensors.push_back({spec, static_cast<int>(out.fds.size()), b.allocation().bytes(), b.offset()});
     out.fds.push_back(b.allocation().export_fd());
   };
   for (std::size_t i = 0; i < m_inputs.size(); ++i) add(m_input_specs[i], m_inputs[i]);
-  for (std::size_t i = 0; i < m_outputs.size(); ++i) add(m_output_specs[i], m_outputs[i]);
+  const std::vector<GuardedBuffer>& outputs = side == Side::candidate ? m_outputs : m_baseline_outputs;
+  for (std::size_t i = 0; i < outputs.size(); ++i) add(m_output_specs[i], outputs[i]);
   return out;
 }
 
 TimedTarget WorkloadState::baseline_target() {
+  if (!m_baseline) m_baseline = m_op->make_baseline(m_workload);
   TimedTarget t;
   t.call = [this](cudaStream_t s) {
     return m_baseline->run(m_baseline_args.data(), static_cast<int32_t>(m_baseline_args.size()), s);
@@ -185,6 +186,5 @@ TimedTarget WorkloadState::baseline_target() {
   return t;
 }
 
-std::string WorkloadState::baseline_name() const { return m_baseline->name(); }
 
 }  // namespace ptxbench

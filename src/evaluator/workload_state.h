@@ -58,15 +58,16 @@ class WorkloadState {
   /// Same rule applied to the baseline's own outputs.
   [[nodiscard]] OutputCheck check_baseline(const Tolerance& tol, unsigned threads = 0);
 
-  /// Inputs then outputs, as the runner maps them, with one descriptor per shared allocation.
+  /// Inputs then that side's outputs, as a runner maps them, with one descriptor per shared
+  /// allocation (the candidate's runner, or the trusted runner that times the baseline).
   struct SharedTensors {
     std::vector<WireTensor> tensors;
     std::vector<Fd> fds;  ///< fds[t.fd_index] names the allocation of tensor t
   };
-  [[nodiscard]] SharedTensors shared_tensors() const;
-  /// The baseline bound to the current inputs and its own outputs, poisoned like a candidate.
+  [[nodiscard]] SharedTensors shared_tensors(Side side = Side::candidate) const;
+  /// The baseline in this process (built on first use), bound to the current inputs and its own
+  /// outputs, poisoned like a candidate. Evaluations time it in a trusted runner instead.
   [[nodiscard]] TimedTarget baseline_target();
-  [[nodiscard]] std::string baseline_name() const;
 
  private:
   OutputCheck compare(const std::vector<const void*>& device_outputs, const Tolerance& tol, unsigned threads);

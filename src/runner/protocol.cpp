@@ -111,6 +111,10 @@ ordered_json to_json(const RunnerRequest& r) {
     ordered_json tensors = ordered_json::array();
     for (const auto& t : r.setup->tensors) tensors.push_back(to_json(t));
     j["library"] = r.setup->library;
+    if (r.setup->baseline)
+      j["baseline"] = {{"definition", r.setup->baseline->definition},
+                       {"workload", r.setup->baseline->workload},
+                       {"axes", r.setup->baseline->axes}};
     j["tensors"] = tensors;
   }
   if (r.call) {
@@ -129,6 +133,13 @@ RunnerRequest runner_request_from_json(const ordered_json& j) {
     r.setup = parsed("setup request", [&] {
       SetupRequest s;
       s.library = j.at("library").get<std::string>();
+      if (j.contains("baseline")) {
+        const auto& b = j.at("baseline");
+        s.baseline = BaselineSetup{b.at("definition").get<std::string>(), b.at("workload").get<std::string>(),
+                                   b.at("axes").get<std::map<std::string, int64_t>>()};
+      }
+      if (s.library.empty() == !s.baseline)
+        throw InputError(kLib, "a setup request names either a candidate library or a baseline, and not both");
       for (const auto& t : j.at("tensors")) s.tensors.push_back(wire_tensor_from_json(t));
       return s;
     });
@@ -159,6 +170,7 @@ ordered_json to_json(const RunnerReply& r) {
     j["spans"] = {{"calls", calls}, {"stray", r.spans->stray}, {"dropped_records", r.spans->dropped_records}};
   }
   if (!r.seccomp.empty()) j["seccomp"] = r.seccomp;
+  if (!r.baseline.empty()) j["baseline"] = r.baseline;
   return j;
 }
 
@@ -185,6 +197,7 @@ RunnerReply runner_reply_from_json(const ordered_json& j) {
       r.spans = rep;
     }
     r.seccomp = j.value("seccomp", std::string());
+    r.baseline = j.value("baseline", std::string());
     return r;
   });
 }

@@ -5,15 +5,16 @@
 // clock and its own checks of the outputs (docs/verdict.md, "Measurement integrity").
 //
 //   runner → worker   ready                 the device is usable, activity recording runs
-//   probe             call{target=probe}    a trusted kernel of the runner's own (before setup):
-//                                           calibrates the per-call overhead the worker sees
-//   setup             map buffers, strip the environment, install seccomp, load the candidate
-//   call              one call of the candidate (or the probe), then a device-wide synchronize
+//   setup             map buffers, then either build the baseline (the trusted baseline runner),
+//                     or strip the environment, install seccomp and load the candidate
+//   call              one call of the candidate (or the baseline, or the runner's own trusted probe
+//                     kernel), then a device-wide synchronize
 //   spans             activity of every call since the last spans: span, launches; stray work
 //   exit
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -43,11 +44,22 @@ std::vector<TensorSpec> tensor_specs_from_json(const ordered_json& list);
 ordered_json to_json(const WireTensor& t);
 WireTensor wire_tensor_from_json(const ordered_json& j);
 
-struct SetupRequest {
-  std::string library;
-  std::vector<WireTensor> tensors;  ///< inputs then outputs, ABI order
+/// What the trusted baseline runner builds instead of loading a library: the frontier baseline of
+/// one workload (the definition's document and the workload's variable axes).
+struct BaselineSetup {
+  std::string definition;  ///< the definition's JSON document
+  std::string workload;    ///< the workload's uuid (for messages)
+  std::map<std::string, int64_t> axes;
 };
 
+struct SetupRequest {
+  std::string library;                    ///< the candidate library (empty with `baseline`)
+  std::vector<WireTensor> tensors;        ///< inputs then outputs, ABI order
+  std::optional<BaselineSetup> baseline;  ///< set: this runner runs the baseline, never a candidate
+};
+
+/// `candidate`: what setup loaded (the candidate library, or the baseline); `probe`: the runner's
+/// own trusted spin kernel, `probe_us` long (usable before setup; diagnosis and the GPU tests).
 enum class CallTarget { candidate, probe };
 struct CallRequest {
   uint64_t index = 0;  ///< the worker's sequence number; spans come back keyed by it
@@ -100,6 +112,7 @@ struct RunnerReply {
   std::optional<double> wall_us;  ///< call: host time of the call as the runner saw it
   std::optional<SpansReport> spans;
   std::string seccomp;            ///< setup: the filter profile installed ("" when none)
+  std::string baseline;           ///< setup of a baseline: its name ("cuBLASLt")
   [[nodiscard]] bool ok() const noexcept { return !failure.has_value(); }
 };
 ordered_json to_json(const RunnerReply& r);

@@ -1,10 +1,12 @@
 // ptxbench-runner: the sandboxed process that loads one candidate library and runs it. Untrusted
 // code lives only here. The worker started us in our own namespaces as an unprivileged user
 // (src/sandbox/); before the candidate is loaded we strip our environment and install the
-// system-call filter (src/sandbox/seccomp_filter.h), so even its constructors run restricted. A
-// session does so as soon as CUDA and CUPTI are up, before the probe calls that calibrate the
-// worker's host bound: they then pay what the candidate's calls pay (the filter costs ~25 µs a
-// call on the H200 host).
+// system-call filter (src/sandbox/seccomp_filter.h), so even its constructors run restricted.
+// The worker starts a second, trusted session runner per evaluation that runs the baseline
+// instead of a candidate (setup with a baseline): both sides of the comparison are then timed by
+// the same kind of process, and the baseline's calls calibrate the worker's host bound. It builds
+// the baseline (cuBLASLt, cuDNN) and then installs the same filter, so that its calls pay what
+// the candidate's pay (the filter costs ~25 µs a call on the H200 host).
 //
 //   ptxbench-runner serve --control-fd 3 [--device N]     session driven by the worker (runner/protocol.h)
 //   ptxbench-runner once --library L --spec S [--seed N] [--calls C] [--device N] [--sass-counts F]
@@ -30,6 +32,8 @@
 #include "gpu/sass_patching.h"
 #include "gpu/shared_allocation.h"
 #include "gpu/trial_timer.h"
+#include "definitions/definition.h"
+#include "definitions/workload.h"
 #include "ops/operator.h"
 #include "runner/candidate_library.h"
 #include "runner/probe_kernel.h"
@@ -74,7 +78,6 @@ class Session {
     launch_probe_kernel(1.0, m_stream);
     PTXB_CUDA_CALL(cudaDeviceSynchronize());
     (void)m_recorder->drain();
-    restrict_process(m_seccomp, SeccompProfile::session);
   }
 
   RunnerReply handle(const RunnerRequest& r) {
@@ -89,7 +92,7 @@ class Session {
 
  private:
   RunnerReply setup(const SetupRequest& s) {
-    PTXB_ENSURE(!m_library, "runner", "setup requested twice");
+    PTXB_ENSURE(!m_library && !m_baseline, "runner", "setup requested twice");
     std::vector<Fd> fds = m_channel.take_fds();
     for (const auto& t : s.tensors) {
       void* base = nullptr;
@@ -106,19 +109,41 @@ class Session {
       m_args.add(static_cast<char*>(base) + t.offset, t.spec);
     }
     fds.clear();  // the mappings keep the memory; the descriptors are not the candidate's to keep
-    m_library = std::make_unique<CandidateLibrary>(s.library);
     RunnerReply reply;
+    if (s.baseline) {
+      build_baseline(*s.baseline);
+      reply.baseline = m_baseline->name();
+    }
+    restrict_process(m_seccomp, SeccompProfile::session);
+    if (!s.baseline) m_library = std::make_unique<CandidateLibrary>(s.library);
     reply.seccomp = m_seccomp ? to_string(SeccompProfile::session) : "";
     return reply;
   }
 
+  // The workload's frontier baseline, planned here before the filter is installed (cuDNN's
+  // runtime-compiled engines are built now, not inside a timed call).
+  void build_baseline(const BaselineSetup& b) {
+    m_definition = std::make_unique<Definition>(parse_definition(b.definition, "the baseline's definition"));
+    Workload w;
+    w.definition = m_definition->name;
+    w.uuid = b.workload;
+    w.axes = b.axes;
+    ResolvedWorkload resolved = resolve_workload(*m_definition, w);
+    PTXB_ENSURE(resolved.tensors.size() == m_args.args.size(), "runner",
+                "the baseline's workload has " + std::to_string(resolved.tensors.size()) + " tensors, the setup " +
+                    std::to_string(m_args.args.size()));
+    m_baseline = make_operator(m_definition->op_type)->make_baseline(resolved);
+  }
+
   RunnerReply call(const CallRequest& c) {
-    PTXB_ENSURE(c.target == CallTarget::probe || m_library, "runner", "call before setup");
+    PTXB_ENSURE(c.target == CallTarget::probe || m_library || m_baseline, "runner", "call before setup");
     CallWindow w{c.index, ActivityRecorder::now_ns(), 0};
     auto host_start = std::chrono::steady_clock::now();
     int rc = 0;
     if (c.target == CallTarget::probe) {
       launch_probe_kernel(c.probe_us, m_stream);
+    } else if (m_baseline) {
+      rc = m_baseline->run(m_args.args.data(), static_cast<int32_t>(m_args.args.size()), m_stream);
     } else {
       CandidateEntry entry = m_library->entry();
       rc = entry(m_args.args.data(), static_cast<int32_t>(m_args.args.size()), m_stream);
@@ -153,6 +178,8 @@ class Session {
   cudaStream_t m_stream = nullptr;
   std::unique_ptr<ActivityRecorder> m_recorder;
   std::unique_ptr<CandidateLibrary> m_library;
+  std::unique_ptr<Definition> m_definition;
+  std::unique_ptr<Baseline> m_baseline;
   Arguments m_args;
   std::vector<CallWindow> m_windows;
   uint64_t m_dropped = 0;

@@ -9,12 +9,10 @@ namespace ptxbench {
 
 ordered_json IntegrityPolicy::to_json() const {
   return {{"spot_rows", spot_rows},
-          {"probe_min_us", probe_min_us},
-          {"probe_max_us", probe_max_us},
           {"host_slack_us", host_slack_us},
           {"host_slack_fraction", host_slack_fraction},
           {"baseline_margin", baseline_margin},
-          {"probe", "one trusted probe call after every timed call, prepared like it, on a runner that never loads candidate code"},
+          {"calibration", "the baseline's calls, timed by a trusted runner that never loads candidate code and prepared like the candidate's, calibrate the overhead of the worker's clock"},
           {"fresh_inputs", "every call: the op's fresh inputs are regenerated on the GPU from a secret counter seed"},
           {"spot_check", "every timed call: spot_rows random rows of each output against the trusted reference"},
           {"full_check", "one timed call per trial, chosen at random and kept secret, against the full reference"}};

@@ -1,7 +1,7 @@
 // Checks that hold what the runner reports (spans, launches) against what the worker saw itself
 // (docs/verdict.md, "Measurement integrity"): the worker's own clock around each call bounds the
-// reported span (its overhead measured in the same trial on a trusted probe runner that never
-// loads candidate code), and every timed call must launch the same kernels, in the same configuration, as
+// reported span (its overhead measured in the same trial on the baseline's calls, timed by a
+// trusted runner that never loads candidate code), and every timed call must launch the same kernels, in the same configuration, as
 // each other and as the profiled call.
 #pragma once
 
@@ -17,11 +17,6 @@ namespace ptxbench {
 struct IntegrityPolicy {
   /// Rows of each output checked against the trusted reference after every timed call.
   int spot_rows = 8;
-  /// The trusted probe runner's kernel spins as long as the baseline's call takes, within these
-  /// bounds; one probe call follows every timed call, prepared like it, and their median gap is
-  /// the trial's overhead of the worker's clock.
-  double probe_min_us = 50.0;
-  double probe_max_us = 20000.0;
   /// A trial's median of (host time − reported span) may exceed the calibrated overhead by this
   /// much plus `host_slack_fraction` of the median span; beyond it the calls did work the spans do
   /// not show (host work inside ptxb_run, or spans forged smaller than the truth), and the trial
@@ -36,7 +31,7 @@ struct IntegrityPolicy {
 };
 
 struct HostBound {
-  double overhead_us = 0.0;   ///< median of (host − span) over the trial's probe calls
+  double overhead_us = 0.0;   ///< median of (host − span) over the trial's baseline calls
   double excess_us = 0.0;     ///< median over the calls of (host − span) − overhead
   double allowed_us = 0.0;
   int impossible_calls = 0;   ///< spans longer than the worker's whole window around the call
@@ -44,7 +39,8 @@ struct HostBound {
 };
 ordered_json to_json(const HostBound& h);
 
-/// Median of host − span over a trial's probe calls (what an honest call costs beyond its span).
+/// Median of host − span over a trial's calls of the baseline in its trusted runner (what an
+/// honest call costs beyond its span).
 double calibrate_overhead(const std::vector<double>& host_us, const std::vector<double>& span_us);
 
 /// The bound over one trial's timed calls (host_us[i] around call i, span_us[i] reported for it).

@@ -49,7 +49,6 @@ void to_json(ordered_json& j, const IntegrityRecord& r) {
   j = {{"policy", r.policy},
        {"fresh_inputs", r.fresh_inputs},
        {"spot_rows", r.spot_rows},
-       {"probe_us", r.probe_us},
        {"spot_checked_calls", r.spot_checked_calls},
        {"spot_failed_calls", r.spot_failed_calls},
        {"full_checks", r.full_checks},
@@ -63,7 +62,6 @@ void from_json(const ordered_json& j, IntegrityRecord& r) {
   read_field(j, "policy", r.policy);
   read_field(j, "fresh_inputs", r.fresh_inputs);
   read_field(j, "spot_rows", r.spot_rows);
-  read_field(j, "probe_us", r.probe_us);
   read_field(j, "spot_checked_calls", r.spot_checked_calls);
   read_field(j, "spot_failed_calls", r.spot_failed_calls);
   read_field(j, "full_checks", r.full_checks);

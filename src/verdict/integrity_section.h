@@ -15,7 +15,7 @@ namespace ptxbench {
 
 struct HostBoundRecord {
   int trial = 0;
-  double overhead_us = 0.0;  ///< median (host − span) of the trial's trusted probe calls
+  double overhead_us = 0.0;  ///< median (host − span) of the trial's baseline calls (trusted runner)
   double excess_us = 0.0;    ///< median (host − span) − overhead over the trial's timed calls
   double allowed_us = 0.0;
   int impossible_calls = 0;
@@ -42,7 +42,6 @@ struct IntegrityRecord {
   ordered_json policy = ordered_json::object();  ///< IntegrityPolicy::to_json()
   std::vector<std::string> fresh_inputs;          ///< inputs regenerated before every call
   int spot_rows = 0;                              ///< rows of each output per spot check
-  double probe_us = 0.0;                          ///< the host bound's calibration probe (the baseline's length)
   int spot_checked_calls = 0;
   int spot_failed_calls = 0;
   std::vector<FullCheckRecord> full_checks;

@@ -106,7 +106,6 @@ TEST_F(BaselineTest, CublasLtPassesTheCorrectnessRuleAgainstTheReference) {
   const Definition& d = catalog.definition("gemm_n7168_k5120");
   for (const char* selector : {"M=8192", "M=70"}) {
     WorkloadState state(resolve_workload(d, catalog.find_workload(d.name, selector)), make_operator("gemm"));
-    EXPECT_EQ(state.baseline_name(), "cuBLASLt");
     for (uint64_t seed : {1u, 2u}) {
       state.prepare_trial(seed);
       run_checked_call(state.baseline_target(), state.stream());
