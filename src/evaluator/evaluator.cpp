@@ -513,8 +513,10 @@ void Evaluator::baseline_starting(Context& c, const RunnerLaunch& launch) {
   setup.op = RunnerOp::setup;
   setup.setup = SetupRequest{"", shared.tensors,
                              BaselineSetup{c.workload.definition->json_text, c.workload.workload.uuid, c.workload.workload.axes}};
-  auto start = [launch, setup, fds = std::move(shared.fds), timeout = c.options.startup_timeout_s]() {
-    auto session = std::make_unique<RunnerSession>(launch, timeout);
+  // Started here, on the evaluation's thread: a runner dies with the thread that started it.
+  auto start = [session = std::make_unique<RunnerSession>(launch), setup, fds = std::move(shared.fds),
+                timeout = c.options.startup_timeout_s]() mutable {
+    session->wait_ready(timeout);
     std::vector<int> raw;
     for (const auto& f : fds) raw.push_back(f.get());
     RunnerReply reply = session->request(setup, timeout, raw);

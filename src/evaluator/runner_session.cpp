@@ -52,7 +52,11 @@ ProcessSpec sandboxed_spec(const std::vector<std::string>& argv, const fs::path&
   return spec;
 }
 
-RunnerSession::RunnerSession(const RunnerLaunch& launch, double startup_timeout_s) {
+RunnerSession::RunnerSession(const RunnerLaunch& launch, double startup_timeout_s) : RunnerSession(launch) {
+  wait_ready(startup_timeout_s);
+}
+
+RunnerSession::RunnerSession(const RunnerLaunch& launch) {
   Fd ours, theirs;
   make_socket_pair(ours, theirs);
   ProcessSpec spec = sandboxed_spec({launch.runner_path, "serve", "--control-fd", "3", "--device",
@@ -64,6 +68,9 @@ RunnerSession::RunnerSession(const RunnerLaunch& launch, double startup_timeout_
   theirs.reset();
   m_channel = std::make_unique<ControlChannel>(std::move(ours));
   m_channel->set_spin(launch.reply_spin_s);
+}
+
+void RunnerSession::wait_ready(double startup_timeout_s) {
   // The runner's first line says whether it got the device. Nothing of the candidate has run yet,
   // so any failure here is the host's, not the candidate's.
   RunnerReply ready;

@@ -52,6 +52,12 @@ class RunnerSession {
  public:
   /// Starts the runner and waits up to startup_timeout_s for it to be ready.
   RunnerSession(const RunnerLaunch& launch, double startup_timeout_s);
+  /// Starts the runner without waiting (wait_ready() before the first request). The runner dies
+  /// with the thread that starts it (PR_SET_PDEATHSIG), so a long-lived thread must start it; a
+  /// short-lived one may then wait for it and set it up.
+  explicit RunnerSession(const RunnerLaunch& launch);
+  /// Waits up to `timeout_s` for the runner's first line. Throws EnvironmentError.
+  void wait_ready(double timeout_s);
   ~RunnerSession();
   RunnerSession(const RunnerSession&) = delete;
   RunnerSession& operator=(const RunnerSession&) = delete;
