@@ -47,11 +47,9 @@ HostBound check_host_bound(const std::vector<double>& host_us, const std::vector
   return h;
 }
 
-std::vector<double> charge_host_clock(const std::vector<double>& host_us, const std::vector<double>& span_us,
-                                      double overhead_us) {
+std::vector<double> charge_host_clock(const std::vector<double>& span_us, const HostBound& bound) {
   std::vector<double> charged;
-  for (std::size_t i = 0; i < host_us.size() && i < span_us.size(); ++i)
-    charged.push_back(std::max(span_us[i], host_us[i] - overhead_us));
+  for (double s : span_us) charged.push_back(s + bound.charge_us());
   return charged;
 }
 

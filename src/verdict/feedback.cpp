@@ -100,18 +100,13 @@ void timing_section(std::string& out, const Verdict& v) {
     for (const auto& name : in->fresh_inputs) fresh += (fresh.empty() ? "" : ", ") + name;
     int full = 0;
     for (const auto& f : in->full_checks) full += f.passed ? 1 : 0;
-    double excess = 0.0, allowed = 0.0;
-    int charged = 0;
-    for (const auto& h : in->host_bound) {
-      excess = std::max(excess, h.excess_us);
-      allowed = h.allowed_us;
-      charged += h.charged_host_clock ? 1 : 0;
-    }
+    std::string host;
+    if (const auto& h = in->host_charge)
+      host = fmt::format("; the worker's own clock saw {:.0f} us per call beyond your spans (allowed {:.0f} us){}", h->excess_us,
+                         h->allowed_us, h->charged_us > 0 ? fmt::format(", so each call was charged {:.0f} us more", h->charged_us) : "");
     out += fmt::format("Integrity: fresh {} before every call; {} timed calls checked on {} random rows per output and "
-                       "{} checked in full (chosen at random); the worker's own clock saw at most {:.0f} us per call "
-                       "beyond your spans (allowed {:.0f} us){}.\n",
-                       fresh.empty() ? "inputs" : fresh, in->spot_checked_calls, in->spot_rows, full, excess, allowed,
-                       charged ? fmt::format(", so {} of the trials were timed by that clock", charged) : "");
+                       "{} checked in full (chosen at random){}.\n",
+                       fresh.empty() ? "inputs" : fresh, in->spot_checked_calls, in->spot_rows, full, host);
   }
   if (r.below_floor)
     out += fmt::format("This time is below the roofline floor of {:.1f} us for this workload, which no correct "

@@ -6,18 +6,29 @@ namespace ptxbench {
 
 void to_json(ordered_json& j, const HostBoundRecord& r) {
   j = {{"trial", r.trial}, {"overhead_us", r.overhead_us}, {"excess_us", r.excess_us},
-       {"allowed_us", r.allowed_us}, {"impossible_calls", r.impossible_calls}, {"passed", r.passed},
-       {"charged_host_clock", r.charged_host_clock}};
+       {"impossible_calls", r.impossible_calls}, {"candidate_gaps_us", r.candidate_gaps_us},
+       {"baseline_gaps_us", r.baseline_gaps_us}};
 }
 void from_json(const ordered_json& j, HostBoundRecord& r) {
   require_json_object(j);
   read_field(j, "trial", r.trial);
   read_field(j, "overhead_us", r.overhead_us);
   read_field(j, "excess_us", r.excess_us);
-  read_field(j, "allowed_us", r.allowed_us);
   read_field(j, "impossible_calls", r.impossible_calls);
-  read_field(j, "passed", r.passed);
-  read_field(j, "charged_host_clock", r.charged_host_clock);
+  read_field(j, "candidate_gaps_us", r.candidate_gaps_us);
+  read_field(j, "baseline_gaps_us", r.baseline_gaps_us);
+}
+
+void to_json(ordered_json& j, const HostChargeRecord& r) {
+  j = {{"overhead_us", r.overhead_us}, {"excess_us", r.excess_us}, {"allowed_us", r.allowed_us},
+       {"charged_us", r.charged_us}};
+}
+void from_json(const ordered_json& j, HostChargeRecord& r) {
+  require_json_object(j);
+  read_field(j, "overhead_us", r.overhead_us);
+  read_field(j, "excess_us", r.excess_us);
+  read_field(j, "allowed_us", r.allowed_us);
+  read_field(j, "charged_us", r.charged_us);
 }
 
 void to_json(ordered_json& j, const FullCheckRecord& r) { j = {{"trial", r.trial}, {"call", r.call}, {"passed", r.passed}}; }
@@ -55,6 +66,7 @@ void to_json(ordered_json& j, const IntegrityRecord& r) {
        {"host_bound", r.host_bound},
        {"launches", r.launches},
        {"stray", r.stray}};
+  write_optional(j, "host_charge", r.host_charge);
   write_optional(j, "baseline_calibration", r.baseline_calibration);
 }
 void from_json(const ordered_json& j, IntegrityRecord& r) {
@@ -66,6 +78,7 @@ void from_json(const ordered_json& j, IntegrityRecord& r) {
   read_field(j, "spot_failed_calls", r.spot_failed_calls);
   read_field(j, "full_checks", r.full_checks);
   read_field(j, "host_bound", r.host_bound);
+  read_field(j, "host_charge", r.host_charge);
   read_field(j, "launches", r.launches);
   read_field(j, "stray", r.stray);
   read_field(j, "baseline_calibration", r.baseline_calibration);

@@ -13,15 +13,23 @@
 
 namespace ptxbench {
 
+/// One trial's share of the host bound (for the record: the bound is judged over the evaluation).
 struct HostBoundRecord {
   int trial = 0;
   double overhead_us = 0.0;  ///< median (host − span) of the trial's baseline calls (trusted runner)
   double excess_us = 0.0;    ///< median (host − span) − overhead over the trial's timed calls
-  double allowed_us = 0.0;
   int impossible_calls = 0;
-  bool passed = true;
-  /// Beyond the slack: this trial's calls were charged the worker's clock less the overhead.
-  bool charged_host_clock = false;
+  /// Per timed call, in order: the worker's clock less the reported span (µs, 0.1 µs steps), of
+  /// the candidate's calls and of the baseline's (the calibration). Absent in older verdicts.
+  std::vector<double> candidate_gaps_us, baseline_gaps_us;
+};
+
+/// The host bound over the evaluation's timed calls, all trials pooled.
+struct HostChargeRecord {
+  double overhead_us = 0.0;  ///< median (host − span) of the baseline's timed calls
+  double excess_us = 0.0;    ///< median (host − span) of the candidate's, less the overhead
+  double allowed_us = 0.0;   ///< the slack
+  double charged_us = 0.0;   ///< added to every timed call's span: the excess beyond the slack
 };
 
 struct FullCheckRecord {
@@ -46,6 +54,7 @@ struct IntegrityRecord {
   int spot_failed_calls = 0;
   std::vector<FullCheckRecord> full_checks;
   std::vector<HostBoundRecord> host_bound;
+  std::optional<HostChargeRecord> host_charge;  ///< absent in older verdicts (judged per trial)
   std::vector<std::string> launches;  ///< one timed call's launches, as "name<<<grid,block,smem>>>"
   std::vector<std::string> stray;     ///< device work outside every call (should be empty)
   std::optional<CalibrationRecord> baseline_calibration;
@@ -62,6 +71,8 @@ struct CoverageRecord {
 
 void to_json(ordered_json& j, const HostBoundRecord& r);
 void from_json(const ordered_json& j, HostBoundRecord& r);
+void to_json(ordered_json& j, const HostChargeRecord& r);
+void from_json(const ordered_json& j, HostChargeRecord& r);
 void to_json(ordered_json& j, const FullCheckRecord& r);
 void from_json(const ordered_json& j, FullCheckRecord& r);
 void to_json(ordered_json& j, const CalibrationRecord& r);

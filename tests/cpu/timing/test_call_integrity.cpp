@@ -69,6 +69,24 @@ TEST(HostBound, HonestCallsPassAndUnexplainedTimeDoesNot) {
   EXPECT_FALSE(impossible.passed());
 }
 
+TEST(HostBound, OnlyTheExcessBeyondTheSlackIsChargedAndOneHiccupCostsNothing) {
+  IntegrityPolicy p;
+  const double overhead = 40.0;
+  // Forged 300 µs short: each call is charged what the slack does not cover, so the forgery gains
+  // at most the slack.
+  HostBound forged = check_host_bound({1140, 1138, 1145}, {800, 799, 801}, overhead, p);
+  std::vector<double> charged = charge_host_clock({800, 799, 801}, forged);
+  ASSERT_EQ(charged.size(), 3u);
+  EXPECT_NEAR(forged.charge_us(), forged.excess_us - forged.allowed_us, 1e-9);
+  EXPECT_NEAR(charged[0], 800 + 300 - forged.allowed_us, 2.0);
+  EXPECT_GT(charged[1], 799 + 300 - forged.allowed_us - 2.0);
+  // Honest calls, one of which waited 7 ms on the operating system: the median ignores it.
+  HostBound hiccup = check_host_bound({842, 7838, 845, 839, 841}, {800, 799, 801, 800, 800}, overhead, p);
+  EXPECT_TRUE(hiccup.passed()) << hiccup.excess_us;
+  EXPECT_EQ(hiccup.charge_us(), 0.0);
+  EXPECT_EQ(charge_host_clock({800, 799}, hiccup), (std::vector<double>{800, 799}));
+}
+
 TEST(LaunchCheck, ProfiledAndTimedCallsMustLaunchTheSameKernels) {
   KernelLaunch gemm{"gemm", {132, 1, 1}, {384, 1, 1}, 200000};
   KernelLaunch token{"token_wgmma", {1, 1, 1}, {128, 1, 1}, 0};
