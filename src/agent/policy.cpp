@@ -112,12 +112,18 @@ ExpertSource find_expert_source(const fs::path& root, const std::string& definit
     fs::path p = root / "knowledge" / pack / "experts" / (definition + ".cu");
     if (fs::exists(p)) return {read_file(p), fs::relative(p, root).string()};
   }
-  fs::path fixtures = root / "tests" / "fixtures";
+  // Then the packs' expert suites (a variant is an edit of an expert: the causal forward), then
+  // the fixtures' passing kernels.
   std::vector<fs::path> suites;
-  if (fs::exists(fixtures))
-    for (const auto& e : fs::recursive_directory_iterator(fixtures))
-      if (e.is_regular_file() && e.path().extension() == ".json") suites.push_back(e.path());
-  std::sort(suites.begin(), suites.end());
+  for (const fs::path& dir : {root / "knowledge" / "hopper" / "experts", root / "knowledge" / "blackwell" / "experts",
+                              root / "tests" / "fixtures"}) {
+    std::vector<fs::path> found;
+    if (fs::exists(dir))
+      for (const auto& e : fs::recursive_directory_iterator(dir))
+        if (e.is_regular_file() && e.path().extension() == ".json") found.push_back(e.path());
+    std::sort(found.begin(), found.end());
+    suites.insert(suites.end(), found.begin(), found.end());
+  }
   for (const auto& file : suites) {
     CandidateSuite suite;
     try {

@@ -222,6 +222,20 @@ TEST_F(AgentTest, ExpertAndReplayPoliciesNeedNoKey) {
   EXPECT_THROW(find_expert_source(PTXBENCH_SOURCE_DIR, "no_such_definition"), InputError);
 }
 
+// An expert is a file named for its definition, or a case of a pack's expert suite (the causal
+// forward is the forward expert with its switch on), before any fixture.
+TEST(ExpertSources, ThePacksExpertsComeFirstAndAVariantIsAnEditOfOne) {
+  ExpertSource fwd = find_expert_source(PTXBENCH_SOURCE_DIR, "mha_with_lse_d128");
+  EXPECT_EQ(fwd.origin, "knowledge/hopper/experts/mha_with_lse_d128.cu");
+  EXPECT_NE(fwd.source.find("constexpr bool kCausal = false;"), std::string::npos);
+  ExpertSource causal = find_expert_source(PTXBENCH_SOURCE_DIR, "mha_with_lse_d128_causal");
+  EXPECT_EQ(causal.origin, "knowledge/hopper/experts/mha_with_lse_d128_causal_suite.json:expert_mha_with_lse_d128_causal");
+  EXPECT_NE(causal.source.find("constexpr bool kCausal = true;"), std::string::npos);
+  EXPECT_NE(causal.source.find("wgmma"), std::string::npos);
+  // The backward has no expert in the pack yet: the passing SIMT fixture stands in.
+  EXPECT_EQ(find_expert_source(PTXBENCH_SOURCE_DIR, "mha_bwd_d128").origin.rfind("tests/fixtures/attention/", 0), 0u);
+}
+
 TEST_F(AgentTest, KilledRunResumesWithNoLostAndNoRepeatedTurn) {
   FakeModel model(0.15);
   ordered_json cfg = model_run_config(model.url(), "full", 3);

@@ -291,7 +291,9 @@ TEST(ImportAllowlistOnRealCode, EveryFixtureExpertAndTypicalCandidateKeepsItsCom
                          kRoot / "tests/fixtures/attention/mha_fwd_causal_suite.json",
                          kRoot / "tests/fixtures/attention/mha_bwd_suite.json",
                          kRoot / "tests/fixtures/attention/mha_bwd_causal_suite.json",
-                         kRoot / "knowledge/hopper/experts/suite.json"}) {
+                         kRoot / "knowledge/hopper/experts/gemm_n7168_k5120_suite.json",
+                         kRoot / "knowledge/hopper/experts/mha_with_lse_d128_suite.json",
+                         kRoot / "knowledge/hopper/experts/mha_with_lse_d128_causal_suite.json"}) {
     CandidateSuite s = load_suite(suite);
     for (const auto& c : s.cases)
       builds.push_back({(suite.parent_path().filename() / suite.filename()).string() + " " + c.name, "sm_90a",
