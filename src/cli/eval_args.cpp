@@ -38,6 +38,8 @@ void add_eval_options(CLI::App* cmd, EvalArgs& a) {
       ->capture_default_str();
   cmd->add_flag("--profile-always", a.profile_always,
                 "profile even a cubin without wgmma/TMA/tcgen05 opcodes (to compare the SASS tools)");
+  cmd->add_flag("--runner-l2-flush", a.runner_l2_flush,
+                "experimental: the runners also flush L2 in their own context before each call (docs/verdict.md)");
   add_timeout_options(cmd, a.sanitize_timeout, a.call_timeout);
 }
 
@@ -64,6 +66,7 @@ EvalOptions to_eval_options(const EvalArgs& a) {
   o.sass_tool = parse_sass_tool(a.sass_tool);
   o.profile_always = a.profile_always;
   o.measure_time = !a.no_time;
+  o.timing.runner_l2_flush = a.runner_l2_flush;
   if (a.sanitize_timeout > 0) o.sanitize_timeout_s = a.sanitize_timeout;
   if (a.call_timeout > 0) o.call_timeout_s = a.call_timeout;
   return o;

@@ -17,6 +17,7 @@ struct EvalArgs {
   double sanitize_timeout = 0, call_timeout = 0;
   std::string sass_tool = "ncu";
   bool profile_always = false;
+  bool runner_l2_flush = false;
 };
 
 void add_eval_options(CLI::App* cmd, EvalArgs& a);

@@ -461,11 +461,12 @@ bool Evaluator::stage_correctness(Context& c) {
   if (c.v.environment) c.v.environment->sandbox = to_json(c.session->sandbox_report());
   try {
     WorkloadState::SharedTensors shared = c.state->shared_tensors();
-    std::vector<int> fds;
-    for (const auto& f : shared.fds) fds.push_back(f.get());
     RunnerRequest setup;
     setup.op = RunnerOp::setup;
     setup.setup = SetupRequest{c.library.string(), shared.tensors};
+    share_flush_buffer(c, *setup.setup, shared.fds);
+    std::vector<int> fds;
+    for (const auto& f : shared.fds) fds.push_back(f.get());
     RunnerReply ready = c.session->request(setup, c.options.startup_timeout_s, fds);
     if (auto d = denied_calls(ready)) return fail_with(*d);
     if (!ready.ok()) return fail_with({Status::RUNTIME_ERROR, "the runner could not set up the candidate: " + ready.failure->error});
@@ -498,6 +499,21 @@ bool Evaluator::stage_correctness(Context& c) {
   return true;
 }
 
+// With TimingPolicy::runner_l2_flush (experimental, off), both runners overwrite one shared buffer
+// of 2 × L2 in their own context before every call (docs/verdict.md, "Timing method"): the worker's own flush, from its process, guarantees cold
+// inputs whatever a runner does, but leaves L2 clean by the time the runner's call starts, which
+// favours some kernels (cuBLASLt by 1.3% on the H200) over others; a call of an application starts
+// after a kernel that left dirty lines. One buffer for both, so both start with the same lines.
+void Evaluator::share_flush_buffer(const Context& c, SetupRequest& setup, std::vector<Fd>& fds) {
+  if (!c.options.measure_time || !c.options.timing.runner_l2_flush || c.options.timing.l2_flush_factor <= 0) return;
+  const std::size_t bytes = L2Flusher::bytes_for(c.options.timing.l2_flush_factor);
+  if (!m_runner_flush || m_runner_flush->bytes() < bytes)
+    m_runner_flush = std::make_unique<SharedAllocation>(bytes, c.options.device);
+  setup.flush_fd_index = static_cast<int>(fds.size());
+  setup.flush_bytes = m_runner_flush->bytes();
+  fds.push_back(m_runner_flush->export_fd());
+}
+
 // The baseline is timed by a second session runner that is ours (docs/verdict.md, "Timing
 // method"): same sandbox, same filter, same shared memory and the same per-call preparation as
 // the candidate's runner, and no candidate code ever loaded. So both sides of a speedup are timed
@@ -513,6 +529,7 @@ void Evaluator::baseline_starting(Context& c, const RunnerLaunch& launch) {
   setup.op = RunnerOp::setup;
   setup.setup = SetupRequest{"", shared.tensors,
                              BaselineSetup{c.workload.definition->json_text, c.workload.workload.uuid, c.workload.workload.axes}};
+  share_flush_buffer(c, *setup.setup, shared.fds);
   // Started here, on the evaluation's thread: a runner dies with the thread that started it.
   auto start = [session = std::make_unique<RunnerSession>(launch), setup, fds = std::move(shared.fds),
                 timeout = c.options.startup_timeout_s]() mutable {

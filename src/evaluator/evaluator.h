@@ -15,6 +15,7 @@
 #include "definitions/catalog.h"
 #include "gpu/activity_recorder.h"
 #include "gpu/l2_flush.h"
+#include "gpu/shared_allocation.h"
 #include "timing/timing_policy.h"
 #include "verdict/correctness.h"
 #include "verdict/verdict.h"
@@ -51,6 +52,7 @@ class Evaluator {
   bool stage_sanitize(Context& c);
   bool stage_correctness(Context& c);
   void baseline_starting(Context& c, const RunnerLaunch& launch);
+  void share_flush_buffer(const Context& c, SetupRequest& setup, std::vector<Fd>& fds);
   bool stage_runtime_sass(Context& c);
   bool stage_timing(Context& c);
   WorkloadState& state_for(const ResolvedWorkload& w);
@@ -60,6 +62,7 @@ class Evaluator {
   std::map<std::string, std::unique_ptr<WorkloadState>> m_states;
   std::unique_ptr<StateBudget> m_budget;
   std::unique_ptr<L2Flusher> m_flusher;
+  std::unique_ptr<SharedAllocation> m_runner_flush;  ///< the runners' common L2 flush buffer
   bool m_profile_needs_root = false;  ///< ncu found the performance counters reserved for administrators
   std::optional<std::string> m_cpu_affinity;  ///< what pinning to the GPU's local CPUs did (once)
 };

@@ -116,6 +116,7 @@ ordered_json to_json(const RunnerRequest& r) {
                        {"workload", r.setup->baseline->workload},
                        {"axes", r.setup->baseline->axes}};
     j["tensors"] = tensors;
+    if (r.setup->flush_fd_index >= 0) j["l2_flush"] = {{"fd_index", r.setup->flush_fd_index}, {"bytes", r.setup->flush_bytes}};
   }
   if (r.call) {
     j["index"] = r.call->index;
@@ -137,6 +138,12 @@ RunnerRequest runner_request_from_json(const ordered_json& j) {
         const auto& b = j.at("baseline");
         s.baseline = BaselineSetup{b.at("definition").get<std::string>(), b.at("workload").get<std::string>(),
                                    b.at("axes").get<std::map<std::string, int64_t>>()};
+      }
+      if (j.contains("l2_flush")) {
+        s.flush_fd_index = j.at("l2_flush").at("fd_index").get<int>();
+        s.flush_bytes = j.at("l2_flush").at("bytes").get<std::size_t>();
+        if (s.flush_fd_index < 0 || s.flush_bytes == 0 || s.flush_bytes > (std::size_t{16} << 30))
+          throw InputError(kLib, "the L2 flush buffer needs a descriptor and 1 B to 16 GiB");
       }
       if (s.library.empty() == !s.baseline)
         throw InputError(kLib, "a setup request names either a candidate library or a baseline, and not both");

@@ -56,6 +56,13 @@ struct SetupRequest {
   std::string library;                    ///< the candidate library (empty with `baseline`)
   std::vector<WireTensor> tensors;        ///< inputs then outputs, ABI order
   std::optional<BaselineSetup> baseline;  ///< set: this runner runs the baseline, never a candidate
+  /// A shared allocation (descriptor index, size) that the runner overwrites in its own context
+  /// before every call, outside the call's window, and waits for. The worker has flushed L2
+  /// already, from its process; this makes the call start as after an application's previous
+  /// kernel, with dirty lines in L2. Both runners get the same allocation, so both sides start
+  /// with the same lines. -1: none.
+  int flush_fd_index = -1;
+  std::size_t flush_bytes = 0;
 };
 
 /// `candidate`: what setup loaded (the candidate library, or the baseline); `probe`: the runner's

@@ -28,6 +28,7 @@
 #include "gpu/activity_recorder.h"
 #include "gpu/cuda_call.h"
 #include "gpu/device_buffer.h"
+#include "gpu/l2_flush.h"
 #include "gpu/random_fill.h"
 #include "gpu/sass_patching.h"
 #include "gpu/shared_allocation.h"
@@ -108,6 +109,11 @@ class Session {
       }
       m_args.add(static_cast<char*>(base) + t.offset, t.spec);
     }
+    if (s.flush_fd_index >= 0) {
+      PTXB_ENSURE(static_cast<std::size_t>(s.flush_fd_index) < fds.size(), "runner", "the L2 flush buffer names a missing descriptor");
+      m_flush_memory = std::make_unique<SharedAllocation>(SharedAllocation::import_fd(fds[s.flush_fd_index].get(), s.flush_bytes, m_device));
+      m_flusher = std::make_unique<L2Flusher>(m_flush_memory->get(), s.flush_bytes);
+    }
     fds.clear();  // the mappings keep the memory; the descriptors are not the candidate's to keep
     RunnerReply reply;
     if (s.baseline) {
@@ -137,6 +143,10 @@ class Session {
 
   RunnerReply call(const CallRequest& c) {
     PTXB_ENSURE(c.target == CallTarget::probe || m_library || m_baseline, "runner", "call before setup");
+    if (m_flusher && c.target == CallTarget::candidate) {  // outside the window: memsets there are never the call's
+      m_flusher->flush(m_stream);
+      PTXB_CUDA_CALL(cudaStreamSynchronize(m_stream));
+    }
     CallWindow w{c.index, ActivityRecorder::now_ns(), 0};
     auto host_start = std::chrono::steady_clock::now();
     int rc = 0;
@@ -180,6 +190,8 @@ class Session {
   std::unique_ptr<CandidateLibrary> m_library;
   std::unique_ptr<Definition> m_definition;
   std::unique_ptr<Baseline> m_baseline;
+  std::unique_ptr<SharedAllocation> m_flush_memory;
+  std::unique_ptr<L2Flusher> m_flusher;
   Arguments m_args;
   std::vector<CallWindow> m_windows;
   uint64_t m_dropped = 0;

@@ -20,12 +20,20 @@ struct TimingPolicy {
   /// Bytes written to a scratch buffer before every call, as a multiple of the L2 size, so each
   /// call starts with a cold L2 (orig: ≥ 2×).
   double l2_flush_factor = 2.0;
+  /// Experimental (off): each runner also overwrites one buffer of l2_flush_factor × L2, shared by
+  /// both runners, in its own context right before each call, outside the span. The worker's own
+  /// flush, from its process, leaves L2 clean when the call starts, and that favours cuBLASLt by
+  /// 1.3% against the pack's kernels on the H200 (results/h200.md, session 8, calls 7 and 9);
+  /// with the runners' flush the speedups read as they did when both sides ran in one process.
+  /// On until measured: the A/A with one flush buffer per runner read 0.995–1.009, so the buffer
+  /// is now shared (same dirty lines on both sides), which has not run on a GPU yet.
+  bool runner_l2_flush = false;
   /// Poison the outputs with NaN before every timed call too (outside the measured span), so a
   /// call can never pass by leaving the previous call's result in place.
   bool poison_timed_calls = true;
 
   [[nodiscard]] ordered_json to_json() const {
-    return {{"warmup_calls", warmup_calls},
+    ordered_json j = {{"warmup_calls", warmup_calls},
             {"timed_calls", timed_calls},
             {"trials", trials},
             {"interleave_calls", interleave_calls},
@@ -34,6 +42,8 @@ struct TimingPolicy {
             {"span", "first kernel/memcpy/memset start to last end of the call, any stream (CUPTI activity)"},
             {"trial_statistic", "median of timed calls"},
             {"time", "mean of trial medians (orig); speedup = median over paired trials of baseline/candidate"}};
+    if (runner_l2_flush) j["runner_l2_flush"] = true;  // only when on, like the verdict's record
+    return j;
   }
 };
 

@@ -39,6 +39,7 @@ void to_json(ordered_json& j, const TimingPolicyRecord& p) {
        {"span", p.span},
        {"trial_statistic", p.trial_statistic},
        {"time", p.time}};
+  if (p.runner_l2_flush) j["runner_l2_flush"] = true;  // written only when on: stored verdicts keep their bytes
 }
 
 void from_json(const ordered_json& j, TimingPolicyRecord& p) {
@@ -48,6 +49,7 @@ void from_json(const ordered_json& j, TimingPolicyRecord& p) {
   read_field(j, "trials", p.trials);
   read_field(j, "interleave_calls", p.interleave_calls);
   read_field(j, "l2_flush_factor", p.l2_flush_factor);
+  read_field(j, "runner_l2_flush", p.runner_l2_flush);
   read_field(j, "poison_timed_calls", p.poison_timed_calls);
   read_field(j, "span", p.span);
   read_field(j, "trial_statistic", p.trial_statistic);

@@ -21,6 +21,7 @@ struct TimingPolicyRecord {
   int trials = 0;
   int interleave_calls = 0;
   double l2_flush_factor = 0.0;
+  bool runner_l2_flush = false;  ///< absent (false) in older verdicts
   bool poison_timed_calls = false;
   std::string span;             ///< what a call's time spans
   std::string trial_statistic;  ///< a trial's statistic over its calls

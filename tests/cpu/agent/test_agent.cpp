@@ -232,8 +232,9 @@ TEST(ExpertSources, ThePacksExpertsComeFirstAndAVariantIsAnEditOfOne) {
   EXPECT_EQ(causal.origin, "knowledge/hopper/experts/mha_with_lse_d128_causal_suite.json:expert_mha_with_lse_d128_causal");
   EXPECT_NE(causal.source.find("constexpr bool kCausal = true;"), std::string::npos);
   EXPECT_NE(causal.source.find("wgmma"), std::string::npos);
-  // The backward has no expert in the pack yet: the passing SIMT fixture stands in.
-  EXPECT_EQ(find_expert_source(PTXBENCH_SOURCE_DIR, "mha_bwd_d128").origin.rfind("tests/fixtures/attention/", 0), 0u);
+  EXPECT_EQ(find_expert_source(PTXBENCH_SOURCE_DIR, "mha_bwd_d128").origin, "knowledge/hopper/experts/mha_bwd_d128.cu");
+  // The causal backward has no expert in the pack yet: the passing SIMT fixture stands in.
+  EXPECT_EQ(find_expert_source(PTXBENCH_SOURCE_DIR, "mha_bwd_d128_causal").origin.rfind("tests/fixtures/attention/", 0), 0u);
 }
 
 TEST_F(AgentTest, KilledRunResumesWithNoLostAndNoRepeatedTurn) {

@@ -55,6 +55,18 @@ TEST(RunnerProtocol, TheBaselineRunnersSetupCarriesItsWorkload) {
   EXPECT_EQ(back.setup->baseline->axes, b.axes);
 }
 
+TEST(RunnerProtocol, TheSharedL2FlushBufferTravelsWithTheSetupWithinItsRange) {
+  RunnerRequest r = setup_request("/x/lib.so", std::nullopt);
+  EXPECT_EQ(round_trip(r).setup->flush_fd_index, -1);
+  r.setup->flush_fd_index = 2;
+  r.setup->flush_bytes = 120u << 20;
+  RunnerRequest back = round_trip(r);
+  EXPECT_EQ(back.setup->flush_fd_index, 2);
+  EXPECT_EQ(back.setup->flush_bytes, 120u << 20);
+  r.setup->flush_bytes = std::size_t{1} << 40;  // a worker bug must not make the runner map a terabyte
+  EXPECT_THROW(round_trip(r), InputError);
+}
+
 TEST(RunnerProtocol, ASetupNamesEitherALibraryOrABaseline) {
   BaselineSetup b{"{}", "w", {}};
   EXPECT_THROW(round_trip(setup_request("/x/lib.so", b)), InputError);
