@@ -51,11 +51,11 @@ void register_report(CLI::App& app, Action& action) {
   auto* cmd = app.add_subcommand("report", "paper-style metrics of stored agent runs: tables, CSV, JSON, one self-contained HTML");
   cmd->add_option("runs", a.runs, "run ids (or unique prefixes) from the store; with several, token ratios compare the first with each other")
       ->required();
-  cmd->add_option("--store", a.store, "run store (SQLite; default runs/runs.db)");
+  cmd->add_option("--store", a.store, "run store (SQLite)")->capture_default_str();
   cmd->add_option("--csv", a.csv, "also write the metrics as long-format CSV");
   cmd->add_option("--json", a.json, "also write the report as JSON (schema ptxbench.report)");
   cmd->add_option("--html", a.html, "also write one self-contained HTML file (tables, curves, drill-down)");
-  cmd->add_option("--budgets", a.budgets, "turn budgets T (default 1,4,8)")->delimiter(',');
+  cmd->add_option("--budgets", a.budgets, "turn budgets T, comma-separated")->delimiter(',')->capture_default_str();
   cmd->add_flag("--allow-fake", a.allow_fake,
                 "report runs holding verdicts of the service's fake backend (serve --fake-gpus), marked as such in every "
                 "output; without it they are refused");
