@@ -461,13 +461,9 @@ bool Evaluator::stage_correctness(Context& c) {
   if (c.v.environment) c.v.environment->sandbox = to_json(c.session->sandbox_report());
   try {
     WorkloadState::SharedTensors shared = c.state->shared_tensors();
-    RunnerRequest setup;
-    setup.op = RunnerOp::setup;
-    setup.setup = SetupRequest{c.library.string(), shared.tensors};
-    share_flush_buffer(c, *setup.setup, shared.fds);
-    std::vector<int> fds;
-    for (const auto& f : shared.fds) fds.push_back(f.get());
-    RunnerReply ready = c.session->request(setup, c.options.startup_timeout_s, fds);
+    SetupRequest setup{c.library.string(), shared.tensors};
+    share_flush_buffer(c, setup, shared.fds);
+    RunnerReply ready = c.session->setup(setup, shared.fds, c.options.startup_timeout_s);
     if (auto d = denied_calls(ready)) return fail_with(*d);
     if (!ready.ok()) return fail_with({Status::RUNTIME_ERROR, "the runner could not set up the candidate: " + ready.failure->error});
     for (int trial = 1; trial <= c.options.correctness_trials; ++trial) {
@@ -525,18 +521,14 @@ void Evaluator::share_flush_buffer(const Context& c, SetupRequest& setup, std::v
 // builds its engines) overlaps the correctness stage.
 void Evaluator::baseline_starting(Context& c, const RunnerLaunch& launch) {
   WorkloadState::SharedTensors shared = c.state->shared_tensors(WorkloadState::Side::baseline);
-  RunnerRequest setup;
-  setup.op = RunnerOp::setup;
-  setup.setup = SetupRequest{"", shared.tensors,
-                             BaselineSetup{c.workload.definition->json_text, c.workload.workload.uuid, c.workload.workload.axes}};
-  share_flush_buffer(c, *setup.setup, shared.fds);
+  SetupRequest setup{"", shared.tensors,
+                     BaselineSetup{c.workload.definition->json_text, c.workload.workload.uuid, c.workload.workload.axes}};
+  share_flush_buffer(c, setup, shared.fds);
   // Started here, on the evaluation's thread: a runner dies with the thread that started it.
   auto start = [session = std::make_unique<RunnerSession>(launch), setup, fds = std::move(shared.fds),
                 timeout = c.options.startup_timeout_s]() mutable {
     session->wait_ready(timeout);
-    std::vector<int> raw;
-    for (const auto& f : fds) raw.push_back(f.get());
-    RunnerReply reply = session->request(setup, timeout, raw);
+    RunnerReply reply = session->setup(setup, fds, timeout);
     if (!reply.ok()) throw EnvironmentError("runner", "the trusted runner could not set up the baseline: " + reply.failure->error);
     return BaselineRunner{std::move(session), reply.baseline};
   };
@@ -731,16 +723,16 @@ bool Evaluator::stage_timing(Context& c) {
   }
   const std::string baseline_name = c.baseline_runner->name;
   section.baseline_name = baseline_name;
+  const double call_budget_s = c.options.call_timeout_s + 2e-6 * c.slowest_call_us;
   // The trusted runner's faults are ours, never the candidate's.
   auto ask_baseline = [&](const RunnerRequest& r) {
     try {
-      return c.baseline_runner->session->request(r, c.options.call_timeout_s + 2e-6 * c.slowest_call_us);
+      return c.baseline_runner->session->request(r, call_budget_s);
     } catch (const RunnerFault& f) {
       throw EnvironmentError("runner", "the trusted runner of " + baseline_name + " failed: " + f.what());
     }
   };
   const int calls_per_trial = policy.warmup_calls + policy.timed_calls;
-  const double call_budget_s = c.options.call_timeout_s + 2e-6 * c.slowest_call_us;
   for (int trial = 1; trial <= policy.trials; ++trial) {
     const uint64_t seed = derive_seed(c.seed, 2000 + static_cast<uint64_t>(trial));
     state.begin_trial(seed);

@@ -131,6 +131,15 @@ RunnerReply RunnerSession::request(RunnerRequest request, double timeout_s, cons
   }
 }
 
+RunnerReply RunnerSession::setup(SetupRequest setup, const std::vector<Fd>& fds, double timeout_s) {
+  RunnerRequest r;
+  r.op = RunnerOp::setup;
+  r.setup = std::move(setup);
+  std::vector<int> raw;
+  for (const auto& f : fds) raw.push_back(f.get());
+  return request(std::move(r), timeout_s, raw);
+}
+
 std::string RunnerSession::output() {
   auto out = m_child->stdout_capture();
   auto err = m_child->stderr_capture();

@@ -68,6 +68,9 @@ class RunnerSession {
   /// See RunnerLaunch::reply_spin_s.
   void set_reply_spin(double seconds) noexcept { m_channel->set_spin(seconds); }
   RunnerReply request(RunnerRequest request, double timeout_s, const std::vector<int>& fds = {});
+  /// The setup request: `setup` with its shared allocations' descriptors (`fds`, indexed by the
+  /// setup's fd_index fields). Throws RunnerFault like request().
+  RunnerReply setup(SetupRequest setup, const std::vector<Fd>& fds, double timeout_s);
   /// Everything the runner printed (candidate printf included), capped.
   [[nodiscard]] std::string output();
   /// Ends the runner (asks, then kills after 2 s) and returns everything it printed.

@@ -79,13 +79,9 @@ TEST_F(RunnerSandbox, TheBaselineRunnerTimesTheBaselineAndCalibratesTheHostBound
   std::cout << "[sandbox] " << to_json(rep).dump() << "\n";
   EXPECT_TRUE(rep.namespaces && rep.filesystem_view && rep.unprivileged);
   WorkloadState::SharedTensors shared = state.shared_tensors(WorkloadState::Side::baseline);
-  std::vector<int> fds;
-  for (const auto& f : shared.fds) fds.push_back(f.get());
-  RunnerRequest setup;
-  setup.op = RunnerOp::setup;
-  setup.setup = SetupRequest{"", shared.tensors,
-                             BaselineSetup{m_workload.definition->json_text, m_workload.workload.uuid, m_workload.workload.axes}};
-  RunnerReply ready = session.request(setup, 60, fds);
+  RunnerReply ready = session.setup(
+      {"", shared.tensors, BaselineSetup{m_workload.definition->json_text, m_workload.workload.uuid, m_workload.workload.axes}},
+      shared.fds, 60);
   ASSERT_TRUE(ready.ok()) << ready.failure->error << "\n" << session.output();
   EXPECT_EQ(ready.baseline, "cuBLASLt");
   EXPECT_EQ(ready.seccomp, "session");
@@ -129,12 +125,7 @@ TEST_F(RunnerSandbox, ACandidateRunsOnSharedBuffersUnderSeccomp) {
   WorkloadState state(m_workload, make_operator(m_workload.definition->op_type));
   RunnerSession session(launch(lib.dir), 60);
   WorkloadState::SharedTensors shared = state.shared_tensors();
-  std::vector<int> fds;
-  for (const auto& f : shared.fds) fds.push_back(f.get());
-  RunnerRequest setup;
-  setup.op = RunnerOp::setup;
-  setup.setup = SetupRequest{lib.library().string(), shared.tensors};
-  RunnerReply ready = session.request(setup, 60, fds);
+  RunnerReply ready = session.setup({lib.library().string(), shared.tensors}, shared.fds, 60);
   ASSERT_TRUE(ready.ok()) << ready.failure->error << "\n" << session.output();
   EXPECT_EQ(ready.seccomp, "session");
   EXPECT_TRUE(ready.violations.empty()) << ready.violations.front();
@@ -243,12 +234,7 @@ TEST_F(RunnerSandbox, TheHostGapUnderEachWorkerActivity) {
   Gap calibration = measure("probe, after baseline and preparation", CallTarget::probe, Before::baseline_and_prepare);
   measure("probe 2 ms, after baseline and preparation", CallTarget::probe, Before::baseline_and_prepare, 2000.0);
   WorkloadState::SharedTensors shared = state.shared_tensors();
-  std::vector<int> fds;
-  for (const auto& f : shared.fds) fds.push_back(f.get());
-  RunnerRequest setup;
-  setup.op = RunnerOp::setup;
-  setup.setup = SetupRequest{lib.library().string(), shared.tensors};
-  RunnerReply ready = session.request(setup, 60, fds);
+  RunnerReply ready = session.setup({lib.library().string(), shared.tensors}, shared.fds, 60);
   ASSERT_TRUE(ready.ok()) << ready.failure->error;
   measure("loaded: probe, after baseline and preparation", CallTarget::probe, Before::baseline_and_prepare);
   measure("candidate, nothing before", CallTarget::candidate, Before::nothing);
