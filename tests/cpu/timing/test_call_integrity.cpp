@@ -87,6 +87,24 @@ TEST(HostBound, OnlyTheExcessBeyondTheSlackIsChargedAndOneHiccupCostsNothing) {
   EXPECT_EQ(charge_host_clock({800, 799}, hiccup), (std::vector<double>{800, 799}));
 }
 
+// The adversarial case hide_time_on_a_third_of_the_calls: time hidden from the spans on a
+// minority of calls leaves the median gap honest, so nothing is charged; it leaves the median span
+// (the reported time) honest too, so nothing is gained. On a majority it is charged.
+TEST(HostBound, TimeHiddenOnAMinorityOfCallsIsNeitherChargedNorGained) {
+  IntegrityPolicy p;
+  const double overhead = 200.0;
+  std::vector<double> host, span;
+  for (int i = 0; i < 150; ++i) {
+    span.push_back(800.0);
+    host.push_back(800.0 + overhead + (i % 3 == 0 ? 1000.0 : 0.0));
+  }
+  HostBound third = check_host_bound(host, span, overhead, p);
+  EXPECT_EQ(third.charge_us(), 0.0) << third.excess_us;
+  for (int i = 0; i < 150; ++i) host[i] = 800.0 + overhead + (i % 3 != 0 ? 1000.0 : 0.0);
+  HostBound two_thirds = check_host_bound(host, span, overhead, p);
+  EXPECT_NEAR(two_thirds.charge_us(), 1000.0 - two_thirds.allowed_us, 1e-6);
+}
+
 TEST(LaunchCheck, ProfiledAndTimedCallsMustLaunchTheSameKernels) {
   KernelLaunch gemm{"gemm", {132, 1, 1}, {384, 1, 1}, 200000};
   KernelLaunch token{"token_wgmma", {1, 1, 1}, {128, 1, 1}, 0};
