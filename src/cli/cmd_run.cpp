@@ -20,11 +20,12 @@ struct RunArgs {
   bool list = false, json = false;
 };
 
-/// `run --list --json`: one JSON document, the stored runs newest first.
+/// `run --list --json`: one JSON document, the stored runs newest first (gpu: null for measured runs).
 ordered_json runs_json(const std::vector<RunInfo>& runs) {
   ordered_json out = ordered_json::array();
   for (const auto& r : runs)
     out.push_back({{"id", r.id}, {"status", to_string(r.status)}, {"model", r.model}, {"notes", r.notes},
+                   {"origin", r.origin}, {"gpu", r.gpu.empty() ? ordered_json(nullptr) : ordered_json(r.gpu)},
                    {"created_at", r.created_at}, {"updated_at", r.updated_at}});
   return out;
 }
@@ -46,8 +47,10 @@ int run_command(const RunArgs& a) {
       fmt::print("{}\n", runs_json(store.list_runs()).dump(2));
       return 0;
     }
+    // origin: measured (ours) or imported:SOURCE; gpu: the run's own ("-": measured runs, whose verdicts name it)
     for (const auto& r : store.list_runs())
-      fmt::print("{}  {:<11} {:<24} {}\n", r.id, to_string(r.status), r.model, r.notes);
+      fmt::print("{}  {:<11} {:<27} {:<12} {:<24} {}\n", r.id, to_string(r.status), r.origin, r.gpu.empty() ? "-" : r.gpu,
+                 r.model, r.notes);
     return 0;
   }
   if (!a.export_run.empty()) {
@@ -60,6 +63,12 @@ int run_command(const RunArgs& a) {
     JsonChecker check(a.config);
     r = start_run(run_config_from_json(check.parse(read_file(a.config)), a.config), setup);
   } else {
+    {
+      RunStore store(a.store, RunStore::Open::existing);
+      if (auto info = store.find_run(a.resume); info && info->imported())
+        throw InputError("cli", "run " + a.resume + " was imported (" + info->origin +
+                                    "): it holds reference results, not a run of ours to resume");
+    }
     r = resume_run(a.resume, setup);
   }
   fmt::print("[run] {}: {} trajectories, {} failed, {} unfinished; records in {}, files in {}/{}\n", r.run_id, r.trajectories,

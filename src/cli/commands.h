@@ -16,5 +16,6 @@ void register_prompt(CLI::App& app, Action& action);
 void register_serve(CLI::App& app, Action& action);
 void register_run(CLI::App& app, Action& action);
 void register_report(CLI::App& app, Action& action);
+void register_import(CLI::App& app, Action& action);
 
 }  // namespace ptxbench::cli

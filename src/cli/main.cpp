@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   ptxbench::cli::register_serve(app, action);
   ptxbench::cli::register_run(app, action);
   ptxbench::cli::register_report(app, action);
+  ptxbench::cli::register_import(app, action);
   app.footer(kExitCodes);  // after the subcommands, which would otherwise inherit it
   try {
     app.parse(argc, argv);

@@ -36,6 +36,16 @@ SqliteStatement SqliteDb::prepare(const std::string& sql) { return SqliteStateme
 
 int64_t SqliteDb::changes() const { return sqlite3_changes64(m_db); }
 
+int64_t SqliteDb::pragma_int(const char* name) {
+  auto st = prepare(std::string("PRAGMA ") + name);
+  st.step();
+  return st.integer(0);
+}
+
+SqliteReadSnapshot::SqliteReadSnapshot(SqliteDb& db) : m_db(db) { m_db.exec("BEGIN DEFERRED"); }
+
+SqliteReadSnapshot::~SqliteReadSnapshot() { sqlite3_exec(m_db.handle(), "COMMIT", nullptr, nullptr, nullptr); }
+
 SqliteTransaction::SqliteTransaction(SqliteDb& db) : m_db(db) { m_db.exec("BEGIN IMMEDIATE"); }
 
 SqliteTransaction::~SqliteTransaction() {
@@ -103,6 +113,15 @@ void SqliteStatement::run() {
 std::string SqliteStatement::text(int c) const {
   const unsigned char* p = sqlite3_column_text(m_stmt, c);
   return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, c))) : "";
+}
+
+SqliteStatement& SqliteStatement::bind(int index, const std::optional<double>& value) {
+  return value ? bind(index, *value) : bind_null(index);
+}
+
+std::optional<double> SqliteStatement::optional_real(int c) const {
+  if (is_null(c)) return std::nullopt;
+  return real(c);
 }
 
 std::optional<std::string> SqliteStatement::optional_text(int c) const {

@@ -25,6 +25,8 @@ class SqliteDb {
   [[nodiscard]] SqliteStatement prepare(const std::string& sql);
   [[nodiscard]] sqlite3* handle() const noexcept { return m_db; }
   [[nodiscard]] int64_t changes() const;
+  /// The integer value of `PRAGMA name` (user_version, application_id, ...).
+  [[nodiscard]] int64_t pragma_int(const char* name);
 
  private:
   sqlite3* m_db = nullptr;
@@ -43,6 +45,19 @@ class SqliteTransaction {
   bool m_done = false;
 };
 
+/// A read snapshot: the SELECTs run while it lives see one committed state (WAL readers never
+/// block). BEGIN DEFERRED … COMMIT; the COMMIT of a read cannot fail in a way worth throwing for.
+class SqliteReadSnapshot {
+ public:
+  explicit SqliteReadSnapshot(SqliteDb& db);
+  ~SqliteReadSnapshot();
+  SqliteReadSnapshot(const SqliteReadSnapshot&) = delete;
+  SqliteReadSnapshot& operator=(const SqliteReadSnapshot&) = delete;
+
+ private:
+  SqliteDb& m_db;
+};
+
 class SqliteStatement {
  public:
   SqliteStatement(sqlite3* db, const std::string& sql);
@@ -55,6 +70,7 @@ class SqliteStatement {
   SqliteStatement& bind(int index, int64_t value);
   SqliteStatement& bind(int index, double value);
   SqliteStatement& bind_null(int index);
+  SqliteStatement& bind(int index, const std::optional<double>& value);  ///< NULL when unset
   /// True while a row is available; false when done.
   bool step();
   /// Runs to completion (for statements without rows).
@@ -63,6 +79,7 @@ class SqliteStatement {
   [[nodiscard]] std::optional<std::string> optional_text(int column) const;
   [[nodiscard]] int64_t integer(int column) const;
   [[nodiscard]] double real(int column) const;
+  [[nodiscard]] std::optional<double> optional_real(int column) const;  ///< unset for NULL
   [[nodiscard]] bool is_null(int column) const;
 
  private:

@@ -4,13 +4,29 @@
 #include <set>
 
 #include "common/error.h"
+#include "prompt/bpe_tokenizer.h"
 #include "prompt/token_estimate.h"
 
 namespace ptxbench {
 namespace {
 
 constexpr const char* kLib = "prompt";
-const char* kComponents[] = {"params", "templates", "contract", "patterns", "expert"};
+const char* kComponents[] = {"params", "templates", "contract", "patterns", "pattern_a", "pattern_b", "expert", "guidance"};
+
+bool is_component(const std::string& name) {
+  return std::find(std::begin(kComponents), std::end(kComponents), name) != std::end(kComponents);
+}
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+// The `pack` → `op_type` table of a tags.json section, or an empty object when either is missing.
+ordered_json by_op_type(const ordered_json& config, const char* section, const std::string& pack) {
+  return config.value(section, ordered_json::object()).value(pack, ordered_json::object());
+}
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
   for (auto pos = s.find(from); pos != std::string::npos; pos = s.find(from, pos + to.size())) s.replace(pos, from.size(), to);
@@ -40,25 +56,64 @@ std::size_t Prompt::total_tokens() const {
   return n;
 }
 
+std::size_t Prompt::total_estimate() const {
+  std::size_t n = 0;
+  for (const auto& c : components) n += c.estimate;
+  return n;
+}
+
 ordered_json to_json(const Prompt& p) {
   ordered_json comps = ordered_json::array();
   for (const auto& c : p.components)
-    comps.push_back({{"name", c.name}, {"source", c.source}, {"chars", c.text.size()}, {"tokens", c.tokens}});
-  return {{"tag", p.tag},   {"arch", p.arch},     {"components", comps}, {"total_tokens", p.total_tokens()},
-          {"system", p.system}, {"user", p.user}};
+    comps.push_back({{"name", c.name}, {"source", c.source}, {"chars", c.text.size()}, {"tokens", c.tokens}, {"estimate", c.estimate}});
+  ordered_json j = {{"tag", p.tag}, {"arch", p.arch}};
+  if (!p.target.empty() && p.target != p.arch) j["target"] = p.target;
+  j["components"] = comps;
+  j["total_tokens"] = p.total_tokens();
+  j["total_estimate"] = p.total_estimate();
+  j["token_counter"] = p.token_counter;
+  j["system"] = p.system;
+  j["user"] = p.user;
+  return j;
 }
 
 PromptBuilder::PromptBuilder(fs::path root) : m_root(std::move(root)) {
   fs::path file = m_root / "knowledge/prompts/tags.json";
   JsonChecker check(file.string());
   m_config = check.parse(read_file(file));
-  check.only_fields(m_config, "", {"description", "components", "tags", "default_tags", "targets", "patterns", "experts",
-                                   "baselines"});
+  check.only_fields(m_config, "", {"description", "components", "tags", "default_tags", "targets", "patterns",
+                                   "pattern_variants", "guidance", "experts", "baselines"});
   for (const char* key : {"tags", "targets", "patterns"}) check.require_object(check.member(m_config, "", key), key);
   for (auto it = m_config["tags"].begin(); it != m_config["tags"].end(); ++it)
     for (const auto& c : it.value())
-      if (std::find(std::begin(kComponents), std::end(kComponents), c.get<std::string>()) == std::end(kComponents))
-        check.fail("tags." + it.key(), "unknown component '" + c.get<std::string>() + "'");
+      if (!is_component(c.get<std::string>())) check.fail("tags." + it.key(), "unknown component '" + c.get<std::string>() + "'");
+  for (auto it = m_config["targets"].begin(); it != m_config["targets"].end(); ++it) {
+    const std::string path = "targets." + it.key();
+    check.require_object(it.value(), path);
+    check.only_fields(it.value(), path, {"arch", "pack", "gpu", "gpu_name"});
+    for (const char* key : {"pack", "gpu", "gpu_name"}) (void)check.string_field(it.value(), path, key);
+    (void)check.optional_string(it.value(), path, "arch", it.key());
+  }
+  // pattern_variants: pack → op_type → {"a": [notes], "b": [notes]}; each list is ONE hint (a note, or
+  // the notes it is made of, in order). guidance: pack → op_type → one note.
+  for (const char* section : {"pattern_variants", "guidance"}) {
+    if (!m_config.contains(section)) continue;
+    check.require_object(m_config[section], section);
+    for (auto pack = m_config[section].begin(); pack != m_config[section].end(); ++pack) {
+      check.require_object(pack.value(), std::string(section) + "." + pack.key());
+      for (auto op = pack.value().begin(); op != pack.value().end(); ++op) {
+        const std::string path = std::string(section) + "." + pack.key() + "." + op.key();
+        if (std::string(section) == "guidance") {
+          if (!op.value().is_string()) check.fail(path, "expected the name of a note under knowledge/" + pack.key() + "/patterns");
+          continue;
+        }
+        check.require_object(op.value(), path);
+        check.only_fields(op.value(), path, {"a", "b"});
+        for (const char* which : {"a", "b"})
+          if (check.string_list(op.value(), path, which).empty()) check.fail(path + "." + which, "name at least one note");
+      }
+    }
+  }
 }
 
 std::vector<std::string> PromptBuilder::tag_names() const {
@@ -71,29 +126,42 @@ std::vector<std::string> PromptBuilder::default_tags() const {
   return m_config.value("default_tags", std::vector<std::string>{});
 }
 
+std::vector<std::string> PromptBuilder::target_names() const {
+  std::vector<std::string> out;
+  for (auto it = m_config["targets"].begin(); it != m_config["targets"].end(); ++it) out.push_back(it.key());
+  return out;
+}
+
+// A tags.json name, or '+'-joined parts each of which is a component or a tags.json name. Names that
+// are both (params, templates, contract, expert) mean the component, as they always did.
 std::vector<std::string> PromptBuilder::components_of(const std::string& tag) const {
-  if (m_config["tags"].contains(tag)) return m_config["tags"][tag].get<std::vector<std::string>>();
+  const auto& tags = m_config["tags"];
+  if (tags.contains(tag)) return tags[tag].get<std::vector<std::string>>();
   std::vector<std::string> out;
   std::size_t start = 0;
   while (start <= tag.size()) {
     std::size_t end = std::min(tag.find('+', start), tag.size());
     std::string part = tag.substr(start, end - start);
-    if (std::find(std::begin(kComponents), std::end(kComponents), part) == std::end(kComponents)) {
-      std::string names;
-      for (const auto& t : tag_names()) names += (names.empty() ? "" : ", ") + t;
-      throw InputError(kLib, "unknown prompt tag '" + tag + "' (tags: " + names +
-                                 "; or components joined by '+': params, templates, contract, patterns, expert)");
+    if (is_component(part)) {
+      out.push_back(part);
+    } else if (tags.contains(part)) {
+      for (const auto& c : tags[part]) out.push_back(c.get<std::string>());
+    } else {
+      throw InputError(kLib, "unknown prompt tag '" + tag + "' (tags: " + joined(tag_names()) +
+                                 "; or components and tags joined by '+'; components: " +
+                                 joined(std::vector<std::string>(std::begin(kComponents), std::end(kComponents))) + ")");
     }
-    out.push_back(part);
     start = end + 1;
   }
   return out;
 }
 
 Prompt PromptBuilder::build(const Definition& def, const ResolvedWorkload& w, const std::string& tag,
-                            const std::string& arch) const {
-  if (!m_config["targets"].contains(arch)) throw InputError(kLib, "no knowledge pack for architecture '" + arch + "'");
-  const auto& target = m_config["targets"][arch];
+                            const std::string& target_name) const {
+  if (!m_config["targets"].contains(target_name))
+    throw InputError(kLib, "no knowledge pack for target '" + target_name + "' (targets: " + joined(target_names()) + ")");
+  const auto& target = m_config["targets"][target_name];
+  const std::string arch = target.value("arch", target_name);
   const std::string pack = target.at("pack").get<std::string>();
   const fs::path pack_dir = m_root / "knowledge" / pack;
   std::vector<std::string> chosen = components_of(tag);
@@ -102,9 +170,13 @@ Prompt PromptBuilder::build(const Definition& def, const ResolvedWorkload& w, co
   Prompt p;
   p.tag = tag;
   p.arch = arch;
+  p.target = target_name;
+  const BpeTokenizer* tokenizer = default_tokenizer(m_root);
+  p.token_counter = tokenizer ? tokenizer->name() : "estimate";
   auto add = [&](std::string name, std::string source, std::string text) {
-    PromptComponent c{std::move(name), std::move(source), std::move(text), 0};
-    c.tokens = estimate_tokens(c.text);
+    PromptComponent c{std::move(name), std::move(source), std::move(text), 0, 0};
+    c.estimate = estimate_tokens(c.text);
+    c.tokens = tokenizer ? tokenizer->count(c.text) : c.estimate;
     p.components.push_back(std::move(c));
   };
 
@@ -141,16 +213,28 @@ Prompt PromptBuilder::build(const Definition& def, const ResolvedWorkload& w, co
     add("templates", "knowledge/" + pack + "/include/ptxb/*.cuh", text);
   }
   if (want.count("contract")) add("contract", "knowledge/" + pack + "/contract.md", read_file(pack_dir / "contract.md"));
-  if (want.count("patterns")) {
-    const auto& by_op = m_config["patterns"].value(pack, ordered_json::object());
-    if (!by_op.contains(def.op_type)) throw InputError(kLib, "no patterns for op_type '" + def.op_type + "' in the " + pack + " pack");
+  // Pattern notes, concatenated in order, each followed by a blank line; sources joined by ", ".
+  auto add_notes = [&](const std::string& component, const ordered_json& names) {
     std::string text, sources;
-    for (const auto& name : by_op[def.op_type]) {
+    for (const auto& name : names) {
       std::string file = "patterns/" + name.get<std::string>() + ".md";
       text += read_file(pack_dir / file) + "\n";
       sources += (sources.empty() ? "" : ", ") + ("knowledge/" + pack + "/" + file);
     }
-    add("patterns", sources, text);
+    add(component, sources, text);
+  };
+  if (want.count("patterns")) {
+    const auto by_op = by_op_type(m_config, "patterns", pack);
+    if (!by_op.contains(def.op_type)) throw InputError(kLib, "no patterns for op_type '" + def.op_type + "' in the " + pack + " pack");
+    add_notes("patterns", by_op[def.op_type]);
+  }
+  for (const char* which : {"pattern_a", "pattern_b"}) {
+    if (!want.count(which)) continue;
+    const auto by_op = by_op_type(m_config, "pattern_variants", pack);
+    if (!by_op.contains(def.op_type))
+      throw InputError(kLib, std::string(which) + ": no paper hints for op_type '" + def.op_type + "' in the " + pack +
+                                 " pack (tags.json pattern_variants)");
+    add_notes(which, by_op[def.op_type][which == std::string("pattern_a") ? "a" : "b"]);
   }
   if (want.count("expert")) {
     const auto experts = m_config.value("experts", ordered_json::object()).value(pack, ordered_json::object());
@@ -159,6 +243,15 @@ Prompt PromptBuilder::build(const Definition& def, const ResolvedWorkload& w, co
     add("expert", "knowledge/" + pack + "/" + file,
         "# A correct, fast kernel for this definition (study it; write your own)\n```cuda\n" + read_file(pack_dir / file) +
             "```\n");
+  }
+  // Last in the system message, as the original appends its patch after the hint. Op types without
+  // a guidance note (GEMM) get nothing, so one tag list serves every definition of a run.
+  if (want.count("guidance")) {
+    const auto by_op = by_op_type(m_config, "guidance", pack);
+    if (by_op.contains(def.op_type)) {
+      std::string file = "patterns/" + by_op[def.op_type].get<std::string>() + ".md";
+      add("guidance", "knowledge/" + pack + "/" + file, read_file(pack_dir / file));
+    }
   }
   for (const auto& c : p.components) p.system += (p.system.empty() ? "" : "\n") + c.text;
 

@@ -1,6 +1,7 @@
 // The prompt builder (DESIGN §5): a tag selects knowledge components (architecture parameters, PTX
-// templates, the contract, patterns, the expert kernel); the system message holds the rules, the ABI
-// and the selected components; the user message holds the definition and its workload.
+// templates, the contract, patterns or one paper hint, the expert kernel, the attention guidance); the
+// system message holds the rules, the ABI and the selected components; the user message holds the
+// definition and its workload. A target (an arch or a GPU) picks the knowledge pack and its parameters.
 #pragma once
 
 #include <string>
@@ -14,33 +15,44 @@
 namespace ptxbench {
 
 struct PromptComponent {
-  std::string name;    ///< rules, abi, params, templates, contract, patterns, expert, task
+  std::string name;    ///< rules, abi, params, templates, contract, patterns, pattern_a, pattern_b, expert, guidance, task
   std::string source;  ///< files it came from
   std::string text;
-  std::size_t tokens = 0;  ///< estimate_tokens(text)
+  std::size_t tokens = 0;    ///< Qwen's tokenizer's count where installed (Prompt::token_counter), else estimate
+  std::size_t estimate = 0;  ///< estimate_tokens(text), always (docs/prompts.md compares the two)
 };
 
 struct Prompt {
   std::string tag;
-  std::string arch;
+  std::string arch;    ///< sm_90a, sm_100a: what the candidate is compiled for
+  std::string target;  ///< the target asked for: an arch (its pack's default GPU) or a GPU (h100, h200, b200)
   std::string system;
   std::string user;
   std::vector<PromptComponent> components;  ///< in the order they appear (system, then "task")
+  std::string token_counter;  ///< the tokenizer's name (BpeTokenizer::name), or "estimate" where none is installed
   [[nodiscard]] std::size_t total_tokens() const;
+  [[nodiscard]] std::size_t total_estimate() const;
 };
 
+/// `target` appears only when it names a GPU (differs from `arch`), so arch-only output is unchanged.
 ordered_json to_json(const Prompt& p);
 
 class PromptBuilder {
  public:
   /// Reads knowledge/prompts/tags.json under `root`; InputError when malformed.
   explicit PromptBuilder(fs::path root);
-  /// Throws InputError for an unknown tag, component or architecture. A tag is a name from
-  /// tags.json or components joined by '+' ("params+contract").
+  /// Throws InputError for an unknown tag, component or target, and for a pattern_a/pattern_b the
+  /// pack does not define for the definition's op_type. A tag is a name from tags.json or components
+  /// and tag names joined by '+' ("params+contract", "paper-a+expert"); a part that names a component
+  /// means that component alone (params, templates, contract, expert). `target` is a key of
+  /// tags.json "targets": an arch (sm_90a → the H200 parameters, sm_100a → B200) or a GPU (h100,
+  /// h200, b200), which also picks that GPU's parameters; the prompt's arch is the target's arch.
   [[nodiscard]] Prompt build(const Definition& def, const ResolvedWorkload& workload, const std::string& tag,
-                             const std::string& arch = "sm_90a") const;
+                             const std::string& target = "sm_90a") const;
   [[nodiscard]] std::vector<std::string> tag_names() const;
   [[nodiscard]] std::vector<std::string> default_tags() const;
+  /// The keys of tags.json "targets", in file order (sm_90a, sm_100a, h100, h200, b200).
+  [[nodiscard]] std::vector<std::string> target_names() const;
 
  private:
   [[nodiscard]] std::vector<std::string> components_of(const std::string& tag) const;

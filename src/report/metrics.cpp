@@ -85,6 +85,7 @@ std::string label_key(TurnLabel l) {
 TurnLabel label_for(const std::string& status, const Verdict* verdict) {
   if (status == "EXTRACTION_ERROR") return TurnLabel::extraction_error;
   if (status == "SERVICE_TIMEOUT") return TurnLabel::service_timeout;
+  if (status == "SANITIZE_TIMEOUT") return TurnLabel::sanitize_timeout;  // imported runs (the original's label)
   auto s = parse_status(status);
   if (!s) return TurnLabel::other;
   switch (*s) {
@@ -115,12 +116,14 @@ std::vector<LabelRule> label_mapping() {
        "TIMEOUT whose verdict has a sanitize run with timed_out: true (or whose message names compute-sanitizer)"},
       {"TIMEOUT (any other stage)", "Kernel execution timeout",
        "a correctness call, a timing trial or the ncu profile did not finish in time"},
+      {"SANITIZE_TIMEOUT", "Sanitize timeout", "only in runs imported from the original PTXBench (its own label)"},
       {"SERVICE_TIMEOUT", "Service timeout",
-       "reserved: our service returns no such status today (a task it cannot finish comes back INFRA_ERROR, "
-       "and an evaluation outlasting the run's eval_timeout_s leaves the turn unjudged), so this label reads 0"},
+       "only in imported runs: our service returns no such status (a task it cannot finish comes back INFRA_ERROR, "
+       "and an evaluation outlasting the run's eval_timeout_s leaves the turn unjudged)"},
       {"EXTRACTION_ERROR", "Extraction error", "no complete code block defining ptxb_run in the answer (stored by the agent)"},
       {"BANNED_API", "Other", "a forbidden API, library or foreign kernel"},
       {"TIMING_ANOMALY", "Other", "correct output but a time under the roofline floor, work outside the timed calls, or nothing launched"},
+      {"OTHER_ERROR", "Other", "only in imported runs (the original's 'Other error')"},
       {"any other status", "Other", ""},
       {"INFRA_ERROR", "Infra error (excluded)",
        "ours, not the model's: excluded from every rate's numerator and denominator, counted separately"},
@@ -257,7 +260,44 @@ TokenSummary token_summary(const std::vector<TrajectoryObs>& trajectories) {
   s.mean_reasoning = share(s.total.reasoning, s.trajectories);
   s.mean_cached = share(s.total.cached, s.trajectories);
   s.mean_total = share(s.total.total(), s.trajectories);
+  auto median_of = [&](int64_t (*kind)(const TokenCounts&)) -> std::optional<double> {
+    if (trajectories.empty()) return std::nullopt;
+    std::vector<double> v;
+    for (const auto& t : trajectories) v.push_back(static_cast<double>(kind(t.tokens)));
+    return median(v);
+  };
+  s.median_prompt = median_of([](const TokenCounts& c) { return c.prompt; });
+  s.median_completion = median_of([](const TokenCounts& c) { return c.completion; });
+  s.median_reasoning = median_of([](const TokenCounts& c) { return c.reasoning; });
+  s.median_cached = median_of([](const TokenCounts& c) { return c.cached; });
+  s.median_total = median_of([](const TokenCounts& c) { return c.total(); });
   return s;
+}
+
+std::vector<TurnReasoning> reasoning_by_turn(const std::vector<TrajectoryObs>& trajectories) {
+  std::vector<std::vector<double>> by_turn;
+  for (const auto& t : trajectories)
+    for (std::size_t i = 0; i < t.turn_tokens.size(); ++i)
+      if (t.turn_tokens[i]) {
+        if (by_turn.size() <= i) by_turn.resize(i + 1);
+        by_turn[i].push_back(static_cast<double>(t.turn_tokens[i]->reasoning));
+      }
+  std::vector<TurnReasoning> out;
+  for (std::size_t i = 0; i < by_turn.size(); ++i) {
+    const auto& v = by_turn[i];
+    if (v.empty()) continue;
+    TurnReasoning r;
+    r.turn = static_cast<int64_t>(i) + 1;
+    r.calls = static_cast<int64_t>(v.size());
+    r.median = median(v);
+    double sum = 0.0;
+    for (double x : v) sum += x;
+    r.mean = sum / static_cast<double>(v.size());
+    r.min = static_cast<int64_t>(*std::min_element(v.begin(), v.end()));
+    r.max = static_cast<int64_t>(*std::max_element(v.begin(), v.end()));
+    out.push_back(r);
+  }
+  return out;
 }
 
 GroupMetrics group_metrics(const std::vector<TrajectoryObs>& trajectories, const std::vector<int>& budgets) {
@@ -276,18 +316,21 @@ GroupMetrics group_metrics(const std::vector<TrajectoryObs>& trajectories, const
   g.labels = label_counts(trajectories);
   g.transitions = transitions(trajectories);
   g.tokens = token_summary(trajectories);
+  g.reasoning = reasoning_by_turn(trajectories);
   return g;
 }
 
 TokenRatio token_ratio(const TokenSummary& a, const TokenSummary& b) {
-  return {ratio(a.mean_prompt, b.mean_prompt), ratio(a.mean_completion, b.mean_completion),
-          ratio(a.mean_reasoning, b.mean_reasoning), ratio(a.mean_cached, b.mean_cached), ratio(a.mean_total, b.mean_total)};
+  return {ratio(a.median_prompt, b.median_prompt), ratio(a.median_completion, b.median_completion),
+          ratio(a.median_reasoning, b.median_reasoning), ratio(a.median_cached, b.median_cached),
+          ratio(a.median_total, b.median_total)};
 }
 
 const std::vector<MetricDefinition>& metric_definitions() {
   static const std::vector<MetricDefinition> defs = {
       {"groups", "Groups",
-       "Metrics are computed per run x model x definition x GPU. The GPU is the name in the verdicts' "
+       "Metrics are computed per run x model x definition x GPU (with --by tag: x prompt tag, and the '(all)' rows pool "
+       "the definitions of each tag). The GPU is the name in the verdicts' "
        "environment.gpu.name; a trajectory whose verdicts name none (e.g. only extraction errors) takes the one GPU "
        "its run and definition name, else '-'. Rows with definition '(all)' pool every definition of a run x model x GPU."},
       {"judged_turn", "Judged turn",
@@ -326,7 +369,8 @@ const std::vector<MetricDefinition>& metric_definitions() {
        "Per trajectory: the largest speedup (baseline time / candidate time, from the verdict) of its correct turns "
        "within the first T; none when it has no correct turn with a measured speedup (a PASSED turn without a "
        "speedup counts as correct but has no speedup). Reported: the max over trajectories, and the median of the "
-       "per-trajectory bests over the trajectories that have one (n given)."},
+       "per-trajectory bests over the trajectories that have one, with that n ([n=3]). Speedups print with 3 "
+       "decimals, as the paper prints them."},
       {"best_target_speedup", "Best instruction-qualified speedup",
        "Same, over turns that are target-instruction correct."},
       {"fast_p", "Fast_p and Fast^Inst_p",
@@ -355,11 +399,16 @@ const std::vector<MetricDefinition>& metric_definitions() {
       {"tokens", "Tokens per trajectory",
        "Sums over every stored model call of a trajectory (one per turn, retries included as the provider billed "
        "the successful attempt): prompt, completion, reasoning (part of completion) and cached (part of prompt); "
-       "total = prompt + completion. Groups report the sum and the mean per trajectory over all trajectories."},
+       "total = prompt + completion. Groups report the median, the mean and the sum of these per-trajectory "
+       "(cumulative) counts over all trajectories."},
+      {"reasoning_by_turn", "Reasoning tokens by turn",
+       "For each turn number, the reasoning tokens of that turn's model call over the trajectories that have it "
+       "stored (calls = how many): median, mean, min and max (the paper's Figure 7). A turn after an early stop has "
+       "no call and is not counted as 0. Providers that return no reasoning count give 0."},
       {"token_ratio", "Token ratio between runs",
        "When several runs are given, each later run is compared with the first (e.g. agent RUN first, refinement "
-       "RUN second): ratio = mean tokens per trajectory of the first run / mean tokens per trajectory of the other, "
-       "per definition both ran and over all definitions, for each token kind."},
+       "RUN second): ratio = the MEDIAN of the first run's per-trajectory cumulative tokens / the median of the other's "
+       "(the paper's Tables 3 and 8), per definition both ran and over all definitions, for each token kind."},
   };
   return defs;
 }

@@ -91,6 +91,9 @@ struct TrajectoryObs {
   int64_t turn_budget = 0;     ///< the run's num_turns: budgets above it were not measured
   bool incomplete = false;     ///< ended short of its budget other than by the stop rule (failed, running)
   TokenCounts tokens;          ///< every stored model call of the trajectory
+  /// Per turn (index turn - 1) that has a stored model answer: that call's tokens. Turns without
+  /// one (the call in flight) are absent (nullopt), so a mean never counts them as 0.
+  std::vector<std::optional<TokenCounts>> turn_tokens;
 };
 
 /// Counted trajectories have at least one judged turn that is not INFRA_ERROR; the others are
@@ -156,8 +159,20 @@ struct TokenSummary {
   TokenCounts total;
   /// Per-trajectory means (total / trajectories); absent with no trajectories.
   std::optional<double> mean_prompt, mean_completion, mean_reasoning, mean_cached, mean_total;
+  /// Medians of the per-trajectory cumulative counts (the paper's statistic); absent with none.
+  std::optional<double> median_prompt, median_completion, median_reasoning, median_cached, median_total;
 };
 TokenSummary token_summary(const std::vector<TrajectoryObs>& trajectories);
+
+/// Reasoning tokens of the model call of one turn number, over the trajectories that have that
+/// call stored (the paper's Figure 7: reasoning effort by turn).
+struct TurnReasoning {
+  int64_t turn = 0;
+  int64_t calls = 0;  ///< trajectories with a stored answer at this turn
+  double median = 0.0, mean = 0.0;
+  int64_t min = 0, max = 0;
+};
+std::vector<TurnReasoning> reasoning_by_turn(const std::vector<TrajectoryObs>& trajectories);
 
 /// Everything the reports show about one group (model × definition × GPU of a run).
 struct GroupMetrics {
@@ -170,10 +185,12 @@ struct GroupMetrics {
   LabelCounts labels;
   Transitions transitions;
   TokenSummary tokens;
+  std::vector<TurnReasoning> reasoning;  ///< by turn, turns with at least one stored call
 };
 GroupMetrics group_metrics(const std::vector<TrajectoryObs>& trajectories, const std::vector<int>& budgets);
 
-/// Token ratio a / b of two token summaries' per-trajectory means (the agent/refinement ratio).
+/// Token ratio a / b of two token summaries: the ratio of the MEDIANS of per-trajectory cumulative
+/// tokens (the paper's Tables 3 and 8), for each kind.
 struct TokenRatio {
   std::optional<double> prompt, completion, reasoning, cached, total;
 };

@@ -119,6 +119,8 @@ std::vector<TrajectoryObs> observations(const Report& r, const std::vector<std::
 
 }  // namespace
 
+std::string to_string(GroupBy by) { return by == GroupBy::tag ? "tag" : "definition"; }
+
 std::string verdict_gpu(const Verdict& v) { return v.environment ? v.environment->gpu.name : ""; }
 
 bool from_fake_backend(const Verdict& v) { return v.fake_backend; }
@@ -141,6 +143,7 @@ std::vector<OptionChange> changed_options(const Verdict& v) {
 Provenance& Provenance::operator+=(const Provenance& o) {
   verdicts += o.verdicts;
   fake_verdicts += o.fake_verdicts;
+  imported_trajectories += o.imported_trajectories;
   for (const auto& c : o.changed_options) {
     auto same = std::find_if(changed_options.begin(), changed_options.end(),
                              [&c](const OptionChange& x) { return x.option == c.option && x.value == c.value; });
@@ -161,9 +164,10 @@ std::string describe_changes(const Provenance& p) {
 }
 
 Report build_report(const RunStore& store, const std::vector<std::string>& runs, const std::vector<int>& budgets_in,
-                    FakeVerdicts fake) {
+                    FakeVerdicts fake, GroupBy by) {
   Report r;
   r.store = store.path();
+  r.by = by;
   r.generated_at = utc_now_iso8601();
   r.budgets = budgets_in;
   std::sort(r.budgets.begin(), r.budgets.end());
@@ -184,6 +188,7 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
       d.info = info;
       d.model = s.info.model;
       d.records = store.turns(info.id);
+      d.provenance.imported_trajectories = s.info.imported() ? 1 : 0;
       std::set<std::string> gpus;
       for (const auto& rec : d.records) {
         bool judged = !rec.status.empty();
@@ -191,6 +196,11 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
         d.judged.push_back(judged);
         d.labels.push_back(label);
         d.obs.tokens += tokens_of(rec);
+        if (rec.usage && rec.turn >= 1) {
+          auto at = static_cast<std::size_t>(rec.turn - 1);
+          if (d.obs.turn_tokens.size() <= at) d.obs.turn_tokens.resize(at + 1);
+          d.obs.turn_tokens[at] = tokens_of(rec);
+        }
         if (judged) {
           // The strict verdict is written with the coverage it rests on; without it, it is unknown.
           std::optional<bool> strict;
@@ -223,7 +233,7 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
                          static_cast<int64_t>(d.obs.turns.size()) < s.num_turns;
       if (d.gpu.empty()) {
         const auto& n = named[d.info.key.definition];
-        d.gpu = n.size() == 1 ? *n.begin() : kUnknownGpu;
+        d.gpu = n.size() == 1 ? *n.begin() : !s.info.gpu.empty() ? s.info.gpu : kUnknownGpu;
       }
       run_provenance += d.provenance;
     }
@@ -239,34 +249,32 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
                                    "; these are test data, not measurements. Give --allow-fake to report them anyway, "
                                    "marked as such in every output");
 
-  // Groups in the order first seen; a pooled row per run x model x GPU when a run has several definitions.
+  // Groups in the order first seen; a pooled row per run x model x GPU (x tag) when that pools
+  // several definitions.
   for (const auto& s : r.runs) {
     std::vector<Group> per_definition, pooled;
-    auto find = [](std::vector<Group>& gs, const std::string& model, const std::string& def, const std::string& gpu) -> Group* {
+    auto find = [](std::vector<Group>& gs, const Group& key) -> Group* {
       for (auto& g : gs)
-        if (g.model == model && g.definition == def && g.gpu == gpu) return &g;
+        if (g.model == key.model && g.definition == key.definition && g.gpu == key.gpu && g.tag == key.tag) return &g;
       return nullptr;
     };
-    std::set<std::string> definitions;
+    std::map<std::string, std::set<std::string>> definitions;  // by the pooled row's tag
     for (auto i : s.trajectories) {
       const auto& d = r.trajectories[i];
-      definitions.insert(d.info.key.definition);
-      Group* g = find(per_definition, d.model, d.info.key.definition, d.gpu);
-      if (!g) {
-        per_definition.push_back({s.info.id, d.model, d.info.key.definition, d.gpu, false, {}, {}, {}});
-        g = &per_definition.back();
-      }
+      std::string tag = by == GroupBy::tag ? d.info.key.prompt_tag : "";
+      definitions[tag].insert(d.info.key.definition);
+      Group key{s.info.id, d.model, d.info.key.definition, d.gpu, tag, false, {}, {}, {}};
+      Group* g = find(per_definition, key);
+      if (!g) g = &per_definition.emplace_back(std::move(key));
       g->members.push_back(i);
-      Group* p = find(pooled, d.model, kPooledDefinition, d.gpu);
-      if (!p) {
-        pooled.push_back({s.info.id, d.model, kPooledDefinition, d.gpu, true, {}, {}, {}});
-        p = &pooled.back();
-      }
+      Group pooled_key{s.info.id, d.model, kPooledDefinition, d.gpu, tag, true, {}, {}, {}};
+      Group* p = find(pooled, pooled_key);
+      if (!p) p = &pooled.emplace_back(std::move(pooled_key));
       p->members.push_back(i);
     }
     for (auto& g : per_definition) r.groups.push_back(std::move(g));
-    if (definitions.size() > 1)
-      for (auto& g : pooled) r.groups.push_back(std::move(g));
+    for (auto& g : pooled)
+      if (definitions[g.tag].size() > 1) r.groups.push_back(std::move(g));
   }
   for (auto& g : r.groups) {
     g.metrics = group_metrics(observations(r, g.members), r.budgets);

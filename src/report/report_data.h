@@ -29,8 +29,12 @@ struct Provenance {
   int64_t verdicts = 0;       ///< stored verdicts (extraction errors have none)
   int64_t fake_verdicts = 0;  ///< of which made by the service's fake backend
   std::vector<OptionChange> changed_options;  ///< by option, then value, in the order first seen
+  /// Trajectories of runs imported from another release (RunInfo::imported: `ptxbench import`):
+  /// their turns carry a status, a speedup and reasoning tokens, but no verdict document.
+  int64_t imported_trajectories = 0;
 
   [[nodiscard]] bool fake() const { return fake_verdicts > 0; }
+  [[nodiscard]] bool imported() const { return imported_trajectories > 0; }
   [[nodiscard]] bool options_changed() const { return !changed_options.empty(); }
   Provenance& operator+=(const Provenance& o);
 };
@@ -60,8 +64,16 @@ struct RunSummary {
   std::vector<std::size_t> trajectories;  ///< indexes into Report::trajectories
 };
 
+/// What a group's rows are split by beside run x model x GPU.
+enum class GroupBy {
+  definition,  ///< one row per definition, and an '(all)' row per run x model x GPU (the default)
+  tag,         ///< one row per definition x prompt tag, and an '(all)' row per tag (`--by tag`: Table 4)
+};
+std::string to_string(GroupBy by);
+
 struct Group {
   std::string run_id, model, definition, gpu;
+  std::string tag;                     ///< the prompt tag with GroupBy::tag, else ""
   bool pooled = false;                 ///< definition == kPooledDefinition
   std::vector<std::size_t> members;    ///< indexes into Report::trajectories
   GroupMetrics metrics;
@@ -77,6 +89,7 @@ struct Comparison {
 
 struct Report {
   std::string store;
+  GroupBy by = GroupBy::definition;
   std::string generated_at;  ///< ISO 8601 UTC
   std::vector<int> budgets;
   std::vector<RunSummary> runs;  ///< in the order asked
@@ -97,8 +110,8 @@ std::string verdict_gpu(const Verdict& verdict);
 
 /// Reads the runs (exact ids or unique prefixes; InputError naming the known ids otherwise) and
 /// computes every group's metrics at `budgets` (each >= 1). Runs with fake-backend verdicts are an
-/// InputError unless `fake` is allow.
+/// InputError unless `fake` is allow. `by` chooses the groups (GroupBy).
 Report build_report(const RunStore& store, const std::vector<std::string>& runs, const std::vector<int>& budgets,
-                    FakeVerdicts fake = FakeVerdicts::refuse);
+                    FakeVerdicts fake = FakeVerdicts::refuse, GroupBy by = GroupBy::definition);
 
 }  // namespace ptxbench::report

@@ -23,7 +23,20 @@ ordered_json token_summary_json(const TokenSummary& s) {
             {"completion", opt(s.mean_completion)},
             {"reasoning", opt(s.mean_reasoning)},
             {"cached", opt(s.mean_cached)},
-            {"total", opt(s.mean_total)}}}};
+            {"total", opt(s.mean_total)}}},
+          {"median_per_trajectory",
+           {{"prompt", opt(s.median_prompt)},
+            {"completion", opt(s.median_completion)},
+            {"reasoning", opt(s.median_reasoning)},
+            {"cached", opt(s.median_cached)},
+            {"total", opt(s.median_total)}}}};
+}
+
+ordered_json reasoning_json(const std::vector<TurnReasoning>& by_turn) {
+  ordered_json a = ordered_json::array();
+  for (const auto& x : by_turn)
+    a.push_back({{"turn", x.turn}, {"calls", x.calls}, {"median", x.median}, {"mean", x.mean}, {"min", x.min}, {"max", x.max}});
+  return a;
 }
 
 ordered_json ratio_json(const TokenRatio& r) {
@@ -99,7 +112,10 @@ ordered_json provenance_json(const Provenance& p) {
   ordered_json changes = ordered_json::array();
   for (const auto& c : p.changed_options)
     changes.push_back({{"option", c.option}, {"value", c.value}, {"default", c.default_value}, {"verdicts", c.verdicts}});
-  return {{"verdicts", p.verdicts}, {"fake_backend_verdicts", p.fake_verdicts}, {"changed_options", changes}};
+  return {{"verdicts", p.verdicts},
+          {"fake_backend_verdicts", p.fake_verdicts},
+          {"changed_options", changes},
+          {"imported_trajectories", p.imported_trajectories}};
 }
 
 ordered_json labels_json(const std::array<int64_t, kLabelCount>& counts) {
@@ -112,7 +128,7 @@ ordered_json labels_json(const std::array<int64_t, kLabelCount>& counts) {
 
 ordered_json report_json(const Report& r) {
   ordered_json j = {{"schema", kReportSchema}, {"schema_version", kReportSchemaVersion}, {"generated_at", r.generated_at},
-                    {"store", r.store}, {"budgets", r.budgets}};
+                    {"store", r.store}, {"budgets", r.budgets}, {"group_by", to_string(r.by)}};
   ordered_json defs = ordered_json::object();
   for (const auto& d : metric_definitions()) defs[d.key] = {{"name", d.name}, {"text", d.text}};
   j["definitions"] = defs;
@@ -127,7 +143,7 @@ ordered_json report_json(const Report& r) {
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const auto& s = r.runs[i];
     runs.push_back({{"label", "R" + std::to_string(i + 1)}, {"id", s.info.id}, {"status", to_string(s.info.status)},
-                    {"model", s.info.model}, {"name", s.info.notes}, {"num_turns", s.num_turns},
+                    {"origin", s.info.origin}, {"model", s.info.model}, {"name", s.info.notes}, {"num_turns", s.num_turns},
                     {"trajectories", s.trajectories.size()}, {"config", s.info.config}});
   }
   j["runs"] = runs;
@@ -149,6 +165,7 @@ ordered_json report_json(const Report& r) {
     groups.push_back({{"run", g.run_id},
                       {"model", g.model},
                       {"definition", g.definition},
+                      {"tag", r.by == GroupBy::tag ? ordered_json(g.tag) : ordered_json(nullptr)},
                       {"gpu", g.gpu},
                       {"pooled", g.pooled},
                       {"trajectories", g.metrics.trajectories},
@@ -161,6 +178,7 @@ ordered_json report_json(const Report& r) {
                       {"turn_labels", {{"total", labels_json(g.metrics.labels.total)}, {"per_turn", per_turn}}},
                       {"transitions", tr},
                       {"tokens", token_summary_json(g.metrics.tokens)},
+                      {"reasoning_by_turn", reasoning_json(g.metrics.reasoning)},
                       {"members", members}});
   }
   j["groups"] = groups;
@@ -230,10 +248,11 @@ std::string csv_field(const std::string& s) {
 
 std::string report_csv(const Report& r) {
   std::string out =
-      "run,model,definition,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition,provenance\n";
+      "run,model,definition,tag,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition,provenance\n";
   auto num = [](double v) { return fmt::format("{:.6g}", v); };
   for (const auto& g : r.groups) {
-    std::string key = csv_field(g.run_id) + "," + csv_field(g.model) + "," + csv_field(g.definition) + "," + csv_field(g.gpu) + "," +
+    std::string key = csv_field(g.run_id) + "," + csv_field(g.model) + "," + csv_field(g.definition) + "," + csv_field(g.tag) + "," +
+                      csv_field(g.gpu) + "," +
                       std::to_string(g.metrics.counted) + ",";
     std::string flags = csv_field(provenance_flags(g.provenance));
     auto row = [&](const std::string& metric, const std::string& budget, const std::string& p, const std::string& label,
@@ -285,6 +304,15 @@ std::string report_csv(const Report& r) {
       row(std::string("tokens_") + kind + "_sum", "", "", "", "", std::to_string(v.first), "tokens");
       row(std::string("tokens_") + kind + "_mean_per_trajectory", "", "", "", "", o(v.second), "tokens");
     }
+    const std::pair<const char*, std::optional<double>> medians[] = {
+        {"prompt", s.median_prompt}, {"completion", s.median_completion}, {"reasoning", s.median_reasoning},
+        {"cached", s.median_cached}, {"total", s.median_total}};
+    for (const auto& [kind, v] : medians) row(std::string("tokens_") + kind + "_median_per_trajectory", "", "", "", "", o(v), "tokens");
+    for (const auto& x : g.metrics.reasoning) {
+      std::string turn = "turn " + std::to_string(x.turn);
+      row("reasoning_tokens_by_turn_median", "", "", turn, "", num(x.median), "reasoning_by_turn");
+      row("reasoning_tokens_by_turn_calls", "", "", turn, "", std::to_string(x.calls), "reasoning_by_turn");
+    }
   }
   const std::string flags = csv_field(provenance_flags(r.provenance));
   for (const auto& c : r.comparisons) {
@@ -294,7 +322,7 @@ std::string report_csv(const Report& r) {
                                                                    {"cached", c.ratio.cached},
                                                                    {"total", c.ratio.total}};
     for (const auto& [kind, v] : kinds)
-      out += csv_field(c.reference_run) + ",," + csv_field(c.definition) + ",,," + "token_ratio_" + kind + ",,,,," +
+      out += csv_field(c.reference_run) + ",," + csv_field(c.definition) + ",,,," + "token_ratio_" + kind + ",,,,," +
              csv_field(c.run) + "," + (v ? num(*v) : "") + "," + csv_field(definition_text("token_ratio")) + "," + flags + "\n";
   }
   return out;

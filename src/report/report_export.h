@@ -11,7 +11,7 @@
 namespace ptxbench::report {
 
 inline constexpr const char* kReportSchema = "ptxbench.report";
-inline constexpr int kReportSchemaVersion = 1;
+inline constexpr int kReportSchemaVersion = 2;  // 2: groups.tag, group_by, tokens medians, reasoning_by_turn
 
 ordered_json report_json(const Report& r);
 std::string report_csv(const Report& r);

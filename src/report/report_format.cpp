@@ -23,10 +23,11 @@ const std::vector<BudgetTable>& budget_tables() {
        1, "%"},
       {"best_speedup", "Best speedup (max over trajectories)",
        "max over trajectories of the best correct speedup within the first T turns; '-': no correct timed turn",
-       [](const BudgetMetrics& m, InstructionRule rule) { return m.max_of_bests(rule); }, 2, "x"},
+       [](const BudgetMetrics& m, InstructionRule rule) { return m.max_of_bests(rule); }, 3, "x"},
       {"median_best_speedup", "Median of per-trajectory best speedups",
-       "median over the trajectories that have a correct timed turn within T (how many: JSON/CSV with_best)",
-       [](const BudgetMetrics& m, InstructionRule rule) { return m.median_of_bests(rule); }, 2, "x"},
+       "median over the trajectories that have a correct timed turn within T; [n=K]: how many",
+       [](const BudgetMetrics& m, InstructionRule rule) { return m.median_of_bests(rule); }, 3, "x",
+       [](const BudgetMetrics& m, InstructionRule rule) { return m.with_best_of(rule); }},
       {"fast_1", "Fast_1 (best speedup > 1.0)",
        "share of ALL counted trajectories whose best speedup within T is strictly > 1.0",
        [](const BudgetMetrics& m, InstructionRule rule) { return fast(m, rule, 1.0); }, 1, "%"},
@@ -52,7 +53,9 @@ std::string budget_values(const GroupMetrics& g, const BudgetTable& table, Instr
       out += "n/a";
       continue;
     }
-    out += format_optional(table.value(m, rule), table.decimals);
+    auto value = table.value(m, rule);
+    out += format_optional(value, table.decimals);
+    if (value && table.count) out += fmt::format(" [n={}]", table.count(m, rule));
     if (rule == InstructionRule::strict && m.strict_unknown_slots > 0) out += "*";
   }
   return out;
@@ -113,12 +116,16 @@ std::string provenance_summary(const Group& g) {
   const auto& p = g.provenance;
   if (p.fake()) s = fmt::format("fake backend ({} of {} verdicts)", p.fake_verdicts, p.verdicts);
   if (p.options_changed()) s += (s.empty() ? "" : "; ") + std::string("evaluation options off their defaults: ") + describe_changes(p);
+  if (p.imported())
+    s += (s.empty() ? "" : "; ") + fmt::format("IMPORTED ({} trajectories; not measured here, no verdicts, reasoning tokens only)",
+                                               p.imported_trajectories);
   return s;
 }
 
 std::string provenance_flags(const Provenance& p) {
   std::string s = p.fake() ? "fake_backend" : "";
   if (p.options_changed()) s += s.empty() ? "options_changed" : ";options_changed";
+  if (p.imported()) s += s.empty() ? "imported" : ";imported";
   return s;
 }
 

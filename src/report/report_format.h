@@ -22,13 +22,15 @@ struct BudgetTable {
   std::function<std::optional<double>(const BudgetMetrics&, InstructionRule)> value;
   int decimals = 1;
   std::string unit;  ///< appended to the caption, e.g. "%" or "x"
+  /// Where set, how many values a cell's value rests on (the median's n), printed as " [n=3]".
+  std::function<int64_t(const BudgetMetrics&, InstructionRule)> count = nullptr;
 };
 const std::vector<BudgetTable>& budget_tables();
 
 /// "a / b / c (a' / b' / c')" (paper rule, then unrestricted); "n/a" at an unmeasured budget, "-"
 /// where there is no value.
 std::string budget_cell(const GroupMetrics& g, const BudgetTable& table);
-/// "a / b / c" under one rule; under the strict rule a value is followed by '*' where correct
+/// "a / b / c" under one rule (with " [n=K]" after each value of a table that has a count); under the strict rule a value is followed by '*' where correct
 /// turns without a strict verdict make it a lower bound.
 std::string budget_values(const GroupMetrics& g, const BudgetTable& table, InstructionRule rule);
 /// The strict columns' caption and what '*' means.

@@ -32,7 +32,23 @@ const char* label_color(TurnLabel l) {
 std::string e(std::string_view s) { return html_escape(s); }
 
 std::string group_label(const Report& r, const Group& g) {
-  return (r.runs.size() > 1 ? run_label(r, g.run_id) + " " : "") + g.model + " \u00b7 " + g.definition + " \u00b7 " + g.gpu;
+  return (r.runs.size() > 1 ? run_label(r, g.run_id) + " " : "") + g.model + " \u00b7 " + g.definition + " \u00b7 " +
+         (g.tag.empty() ? "" : g.tag + " \u00b7 ") + g.gpu;
+}
+
+// The columns that name a group (Run when several, Model, Definition, Tag with --by tag, GPU).
+std::string key_header_cells(const Report& r) {
+  std::string s = r.runs.size() > 1 ? "<th>Run</th>" : "";
+  s += "<th>Model</th><th>Definition</th>";
+  if (r.by == GroupBy::tag) s += "<th>Tag</th>";
+  return s + "<th>GPU</th>";
+}
+
+std::string key_cells(const Report& r, const Group& g) {
+  std::string s = r.runs.size() > 1 ? "<td>" + e(run_label(r, g.run_id)) + "</td>" : "";
+  s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td>";
+  if (r.by == GroupBy::tag) s += "<td>" + e(g.tag) + "</td>";
+  return s + "<td>" + e(g.gpu) + "</td>";
 }
 
 std::string base64(const std::string& bytes) {
@@ -247,19 +263,15 @@ std::string pre(const std::string& text, bool wrap = false) {
 
 // One table with every budget metric as a column (the paper's Table 1 / Table 9 layout per cell).
 std::string budget_tables_html(const Report& r) {
-  bool multi = r.runs.size() > 1;
   std::string s = "<table class=\"metric\" id=\"summary\"><tr>";
-  if (multi) s += "<th>Run</th>";
-  s += "<th>Model</th><th>Definition</th><th>GPU</th><th class=\"num\">Traj</th>";
+  s += key_header_cells(r) + "<th class=\"num\">Traj</th>";
   int number = 1;
   for (const auto& table : budget_tables())
     s += fmt::format(R"X(<th data-metric="{}">{}. {} ({})</th>)X", table.key, number++, e(table.title), e(table.unit));
   s += "</tr>";
   for (const auto& g : r.groups) {
     s += "<tr>";
-    if (multi) s += "<td>" + e(run_label(r, g.run_id)) + "</td>";
-    s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td><td>" + e(g.gpu) + "</td><td class=\"num\">" +
-         std::to_string(g.metrics.counted) + "</td>";
+    s += key_cells(r, g) + "<td class=\"num\">" + std::to_string(g.metrics.counted) + "</td>";
     for (const auto& table : budget_tables())
       s += "<td class=\"cell\"><span class=\"inst\">" + e(budget_values(g.metrics, table, InstructionRule::paper)) +
            "</span><br><span class=\"unres\">(" + e(budget_values(g.metrics, table, InstructionRule::unrestricted)) +
@@ -358,19 +370,17 @@ std::string h2(const Report& r, const std::string& id, const std::string& text) 
 std::string provenance_html(const Report& r) {
   std::string s = h2(r, "provenance", "Provenance") + "<p class=\"note\">" + e(definition_text("fake_backend")) + " " +
                   e(definition_text("evaluation_options")) + "</p>";
-  if (!r.provenance.fake() && !r.provenance.options_changed())
-    return s + fmt::format("<p>Every one of the {} verdicts comes from a GPU evaluation with the evaluator's default options.</p>\n",
+  if (!r.provenance.fake() && !r.provenance.options_changed() && !r.provenance.imported())
+    return s + fmt::format("<p>Every one of the {} verdicts comes from a GPU evaluation here with the evaluator's default options.</p>\n",
                            r.provenance.verdicts);
   s += "<table id=\"provenance-table\"><tr>";
-  if (r.runs.size() > 1) s += "<th>Run</th>";
-  s += "<th>Model</th><th>Definition</th><th>GPU</th><th class=\"num\">Verdicts</th><th class=\"num\">Fake backend</th>"
-       "<th>Evaluation options off their defaults</th></tr>";
+  s += key_header_cells(r) + "<th class=\"num\">Verdicts</th><th class=\"num\">Fake backend</th>"
+       "<th>Evaluation options off their defaults</th><th class=\"num\">Imported trajectories</th></tr>";
   for (const auto& g : r.groups) {
     s += "<tr>";
-    if (r.runs.size() > 1) s += "<td>" + e(run_label(r, g.run_id)) + "</td>";
-    s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td><td>" + e(g.gpu) + "</td><td class=\"num\">" +
-         std::to_string(g.provenance.verdicts) + "</td><td class=\"num" + (g.provenance.fake() ? " bad" : "") + "\">" +
-         std::to_string(g.provenance.fake_verdicts) + "</td><td>" + e(describe_changes(g.provenance)) + "</td></tr>";
+    s += key_cells(r, g) + "<td class=\"num\">" + std::to_string(g.provenance.verdicts) + "</td><td class=\"num" + (g.provenance.fake() ? " bad" : "") + "\">" +
+         std::to_string(g.provenance.fake_verdicts) + "</td><td>" + e(describe_changes(g.provenance)) + "</td><td class=\"num" +
+         (g.provenance.imported() ? " bad" : "") + "\">" + std::to_string(g.provenance.imported_trajectories) + "</td></tr>";
   }
   return s + "</table>\n";
 }
@@ -436,7 +446,7 @@ std::string csp_hash(std::string_view script) {
 }
 
 std::string render_html(const Report& r) {
-  const bool multi = r.runs.size() > 1;
+
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   s += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src '" +
        csp_hash(kScript) + "'\">\n";
@@ -449,13 +459,13 @@ std::string render_html(const Report& r) {
   s += "<nav><a href=\"#runs\">Runs</a><a href=\"#provenance\">Provenance</a><a href=\"#tables\">Metrics</a><a href=\"#fastp\">Fast_p curves</a><a href=\"#labels\">Turn labels "
        "&amp; transitions</a><a href=\"#tokens\">Tokens</a><a href=\"#trajectories\">Trajectories</a><a href=\"#definitions\">Definitions</a></nav>\n";
 
-  s += h2(r, "runs", "Runs") + "<table><tr><th></th><th>Run</th><th>Status</th><th>Model</th><th class=\"num\">num_turns</th><th "
+  s += h2(r, "runs", "Runs") + "<table><tr><th></th><th>Run</th><th>Status</th><th>Origin</th><th>Model</th><th class=\"num\">num_turns</th><th "
        "class=\"num\">Trajectories</th><th>Name</th></tr>";
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const auto& run = r.runs[i];
-    s += fmt::format("<tr><td>R{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>", i + 1,
-                     e(run.info.id), e(to_string(run.info.status)), e(run.info.model), run.num_turns, run.trajectories.size(),
-                     e(run.info.notes));
+    s += fmt::format("<tr><td>R{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+                     i + 1, e(run.info.id), e(to_string(run.info.status)), run.info.imported() ? " class=\"bad\"" : "",
+                     e(run.info.origin), e(run.info.model), run.num_turns, run.trajectories.size(), e(run.info.notes));
   }
   s += "</table>\n";
   s += provenance_html(r);
@@ -483,14 +493,12 @@ std::string render_html(const Report& r) {
   for (auto l : kAllLabels)
     s += fmt::format("<span><span class=\"swatch\" style=\"background:{}\"></span>{}</span>", label_color(l), e(label_name(l)));
   s += "</div><table><tr>";
-  if (multi) s += "<th>Run</th>";
-  s += "<th>Model</th><th>Definition</th><th>GPU</th>";
+  s += key_header_cells(r);
   for (auto l : kAllLabels) s += "<th class=\"num\">" + e(label_name(l)) + "</th>";
   s += "</tr>";
   for (const auto& g : r.groups) {
     s += "<tr>";
-    if (multi) s += "<td>" + e(run_label(r, g.run_id)) + "</td>";
-    s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td><td>" + e(g.gpu) + "</td>";
+    s += key_cells(r, g);
     for (auto l : kAllLabels) s += "<td class=\"num\">" + std::to_string(g.metrics.labels.total[static_cast<std::size_t>(label_index(l))]) + "</td>";
     s += "</tr>";
   }
@@ -501,30 +509,38 @@ std::string render_html(const Report& r) {
   s += "</div>\n";
 
   s += h2(r, "tokens", "Tokens per trajectory") + "<p class=\"note\">" + e(definition_text("tokens")) + "</p><table><tr>";
-  if (multi) s += "<th>Run</th>";
-  s += "<th>Model</th><th>Definition</th><th>GPU</th><th class=\"num\">Trajectories</th><th class=\"num\">Prompt</th><th "
+  s += key_header_cells(r) + "<th class=\"num\">Trajectories</th><th class=\"num\">Prompt</th><th "
        "class=\"num\">Completion</th><th class=\"num\">Reasoning</th><th class=\"num\">Cached</th><th class=\"num\">Total</th></tr>";
   for (const auto& g : r.groups) {
     const auto& t = g.metrics.tokens;
-    auto cell = [](const std::optional<double>& mean, int64_t total) {
-      return "<td class=\"num\">" + format_optional(mean, 0) + " <span class=\"small\">(" + std::to_string(total) + ")</span></td>";
+    auto cell = [](const std::optional<double>& median, const std::optional<double>& mean, int64_t total) {
+      return "<td class=\"num\">" + format_optional(median, 0) + " <span class=\"small\">/ " + format_optional(mean, 0) + " (" +
+             std::to_string(total) + ")</span></td>";
     };
-    s += "<tr>";
-    if (multi) s += "<td>" + e(run_label(r, g.run_id)) + "</td>";
-    s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td><td>" + e(g.gpu) + "</td><td class=\"num\">" +
-         std::to_string(t.trajectories) + "</td>" + cell(t.mean_prompt, t.total.prompt) + cell(t.mean_completion, t.total.completion) +
-         cell(t.mean_reasoning, t.total.reasoning) + cell(t.mean_cached, t.total.cached) + cell(t.mean_total, t.total.total()) + "</tr>";
+    s += "<tr>" + key_cells(r, g) + "<td class=\"num\">" + std::to_string(t.trajectories) + "</td>" +
+         cell(t.median_prompt, t.mean_prompt, t.total.prompt) + cell(t.median_completion, t.mean_completion, t.total.completion) +
+         cell(t.median_reasoning, t.mean_reasoning, t.total.reasoning) + cell(t.median_cached, t.mean_cached, t.total.cached) +
+         cell(t.median_total, t.mean_total, t.total.total()) + "</tr>";
   }
-  s += "</table><p class=\"small\">Mean per trajectory (sum in parentheses).</p>";
+  s += "</table><p class=\"small\">Median per trajectory / mean (sum in parentheses).</p>";
+  s += "<h3 id=\"reasoning\">Reasoning tokens by turn</h3><p class=\"note\">" + e(definition_text("reasoning_by_turn")) +
+       "</p><table id=\"reasoning-table\"><tr>" + key_header_cells(r) + "<th class=\"num\">Turn</th><th class=\"num\">Calls</th><th "
+       "class=\"num\">Median</th><th class=\"num\">Mean</th><th class=\"num\">Min</th><th class=\"num\">Max</th></tr>";
+  for (const auto& g : r.groups)
+    for (const auto& x : g.metrics.reasoning)
+      s += "<tr>" + key_cells(r, g) + fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.0f}</td><td "
+                                                  "class=\"num\">{:.0f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
+                                                  x.turn, x.calls, x.median, x.mean, x.min, x.max);
+  s += "</table>";
   if (!r.comparisons.empty()) {
     s += "<h3 id=\"comparisons\">Token ratio between runs</h3><p class=\"note\">" + e(definition_text("token_ratio")) +
          "</p><table><tr><th>First run</th><th>Other run</th><th>Definition</th><th class=\"num\">Prompt</th><th class=\"num\">Completion</th><th "
          "class=\"num\">Reasoning</th><th class=\"num\">Cached</th><th class=\"num\">Total</th></tr>";
     for (const auto& c : r.comparisons)
       s += "<tr><td>" + e(run_label(r, c.reference_run)) + "</td><td>" + e(run_label(r, c.run)) + "</td><td>" + e(c.definition) +
-           "</td><td class=\"num\">" + format_optional(c.ratio.prompt, 2) + "</td><td class=\"num\">" + format_optional(c.ratio.completion, 2) +
-           "</td><td class=\"num\">" + format_optional(c.ratio.reasoning, 2) + "</td><td class=\"num\">" + format_optional(c.ratio.cached, 2) +
-           "</td><td class=\"num\">" + format_optional(c.ratio.total, 2) + "</td></tr>";
+           "</td><td class=\"num\">" + format_optional(c.ratio.prompt, 3) + "</td><td class=\"num\">" + format_optional(c.ratio.completion, 3) +
+           "</td><td class=\"num\">" + format_optional(c.ratio.reasoning, 3) + "</td><td class=\"num\">" + format_optional(c.ratio.cached, 3) +
+           "</td><td class=\"num\">" + format_optional(c.ratio.total, 3) + "</td></tr>";
     s += "</table>";
   }
 

@@ -79,14 +79,18 @@ std::string wrap(const std::string& text, const std::string& indent, std::size_t
 std::vector<std::string> key_columns(const Report& r, const Group& g) {
   std::vector<std::string> c;
   if (r.runs.size() > 1) c.push_back(run_label(r, g.run_id));
-  c.insert(c.end(), {g.model, g.definition, g.gpu, std::to_string(g.metrics.counted)});
+  c.insert(c.end(), {g.model, g.definition});
+  if (r.by == GroupBy::tag) c.push_back(g.tag);
+  c.insert(c.end(), {g.gpu, std::to_string(g.metrics.counted)});
   return c;
 }
 
 std::vector<std::string> key_header(const Report& r) {
   std::vector<std::string> c;
   if (r.runs.size() > 1) c.push_back("Run");
-  c.insert(c.end(), {"Model", "Definition", "GPU", "Traj"});
+  c.insert(c.end(), {"Model", "Definition"});
+  if (r.by == GroupBy::tag) c.push_back("Tag");
+  c.insert(c.end(), {"GPU", "Traj"});
   return c;
 }
 
@@ -96,7 +100,8 @@ std::string title(const Report& r, const std::string& text) {
 }
 
 std::string group_name(const Report& r, const Group& g) {
-  return clean((r.runs.size() > 1 ? run_label(r, g.run_id) + " " : "") + g.model + " " + g.definition + " " + g.gpu);
+  return clean((r.runs.size() > 1 ? run_label(r, g.run_id) + " " : "") + g.model + " " + g.definition + " " +
+               (g.tag.empty() ? "" : g.tag + " ") + g.gpu);
 }
 
 }  // namespace
@@ -106,10 +111,10 @@ std::string render_text(const Report& r) {
   if (auto mark = fake_mark(r); !mark.empty()) out += wrap("*** " + mark + " ***", "") + "\n";
   out += title(r, "Runs");
   {
-    TextTable t({"", "Run", "Status", "Model", "num_turns", "Trajectories", "Name"}, 7);
+    TextTable t({"", "Run", "Status", "Origin", "Model", "num_turns", "Trajectories", "Name"}, 8);
     for (std::size_t i = 0; i < r.runs.size(); ++i) {
       const auto& s = r.runs[i];
-      t.row({"R" + std::to_string(i + 1), s.info.id, to_string(s.info.status), s.info.model, std::to_string(s.num_turns),
+      t.row({"R" + std::to_string(i + 1), s.info.id, to_string(s.info.status), s.info.origin, s.info.model, std::to_string(s.num_turns),
              std::to_string(s.trajectories.size()), s.info.notes});
     }
     out += t.str();
@@ -123,7 +128,7 @@ std::string render_text(const Report& r) {
         any = true;
       }
     if (!any)
-      out += wrap(fmt::format("every one of the {} verdicts comes from a GPU evaluation with the evaluator's default options",
+      out += wrap(fmt::format("every one of the {} verdicts comes from a GPU evaluation here with the evaluator's default options",
                               r.provenance.verdicts),
                   "  ");
   }
@@ -180,7 +185,7 @@ std::string render_text(const Report& r) {
     out += wrap(group_name(r, g) + ": " + (line.empty() ? "none" : line), "  ");
   }
 
-  out += "\n" + title(r, "Tokens per trajectory (mean over all trajectories of the group; total in parentheses)");
+  out += "\n" + title(r, "Tokens per trajectory (cumulative per trajectory: median / mean over all trajectories of the group; total in parentheses)");
   {
     auto header = key_header(r);
     header.back() = "All traj";
@@ -190,26 +195,45 @@ std::string render_text(const Report& r) {
       auto row = key_columns(r, g);
       row.back() = std::to_string(g.metrics.tokens.trajectories);
       const auto& s = g.metrics.tokens;
-      auto cell = [](const std::optional<double>& mean, int64_t total) {
-        return format_optional(mean, 0) + " (" + std::to_string(total) + ")";
+      auto cell = [](const std::optional<double>& median, const std::optional<double>& mean, int64_t total) {
+        return format_optional(median, 0) + " / " + format_optional(mean, 0) + " (" + std::to_string(total) + ")";
       };
-      row.push_back(cell(s.mean_prompt, s.total.prompt));
-      row.push_back(cell(s.mean_completion, s.total.completion));
-      row.push_back(cell(s.mean_reasoning, s.total.reasoning));
-      row.push_back(cell(s.mean_cached, s.total.cached));
-      row.push_back(cell(s.mean_total, s.total.total()));
+      row.push_back(cell(s.median_prompt, s.mean_prompt, s.total.prompt));
+      row.push_back(cell(s.median_completion, s.mean_completion, s.total.completion));
+      row.push_back(cell(s.median_reasoning, s.mean_reasoning, s.total.reasoning));
+      row.push_back(cell(s.median_cached, s.mean_cached, s.total.cached));
+      row.push_back(cell(s.median_total, s.mean_total, s.total.total()));
+      t.row(row);
+    }
+    out += t.str();
+  }
+
+  out += "\n" + title(r, "Reasoning tokens by turn (median [calls]; the paper's Figure 7)");
+  {
+    std::size_t turns = 0;
+    for (const auto& g : r.groups)
+      if (!g.metrics.reasoning.empty()) turns = std::max<std::size_t>(turns, static_cast<std::size_t>(g.metrics.reasoning.back().turn));
+    auto header = key_header(r);
+    for (std::size_t n = 1; n <= turns; ++n) header.push_back("T" + std::to_string(n));
+    TextTable t(header, keys - 1);
+    for (const auto& g : r.groups) {
+      auto row = key_columns(r, g);
+      std::vector<std::string> cells(turns, "-");
+      for (const auto& x : g.metrics.reasoning)
+        cells[static_cast<std::size_t>(x.turn - 1)] = format_number(x.median, 0) + " [" + std::to_string(x.calls) + "]";
+      row.insert(row.end(), cells.begin(), cells.end());
       t.row(row);
     }
     out += t.str();
   }
 
   if (!r.comparisons.empty()) {
-    out += "\n" + title(r, "Token ratio: mean tokens per trajectory of the first run / of the other run");
+    out += "\n" + title(r, "Token ratio: median cumulative tokens per trajectory of the first run / of the other run");
     TextTable t({"First", "Other", "Definition", "Prompt", "Completion", "Reasoning", "Cached", "Total"}, 3);
     for (const auto& c : r.comparisons)
-      t.row({run_label(r, c.reference_run), run_label(r, c.run), c.definition, format_optional(c.ratio.prompt, 2),
-             format_optional(c.ratio.completion, 2), format_optional(c.ratio.reasoning, 2), format_optional(c.ratio.cached, 2),
-             format_optional(c.ratio.total, 2)});
+      t.row({run_label(r, c.reference_run), run_label(r, c.run), c.definition, format_optional(c.ratio.prompt, 3),
+             format_optional(c.ratio.completion, 3), format_optional(c.ratio.reasoning, 3), format_optional(c.ratio.cached, 3),
+             format_optional(c.ratio.total, 3)});
     out += t.str();
   }
 

@@ -236,6 +236,47 @@ TEST_F(RunStoreTest, RefusesANewerSchemaAndForeignFiles) {
   EXPECT_FALSE(fs::exists(dir.path() / "missing.db"));
 }
 
+// A store written by schema version 1 (runs without origin, gpu, import_key) is migrated in place
+// when opened: its runs become measured runs and a half-done trajectory resumes as before.
+TEST_F(RunStoreTest, MigratesSchemaOneInPlace) {
+  std::string run;
+  int64_t traj = 0;
+  {
+    RunStore store(path());
+    run = store.create_run(config(), "test-model", "written by version 1");
+    traj = store.ensure_trajectory(run, key(0));
+    for (int i = 0; i < 9; ++i) drive_one_step(store, traj, 8);  // into turn 2
+  }
+  {  // Back to what version 1 wrote.
+    SqliteDb db(path());
+    db.exec("DROP INDEX runs_by_import_key");
+    db.exec("ALTER TABLE runs DROP COLUMN import_key");
+    db.exec("ALTER TABLE runs DROP COLUMN gpu");
+    db.exec("ALTER TABLE runs DROP COLUMN origin");
+    db.exec("PRAGMA user_version = 1");
+  }
+  RunStore store(path(), RunStore::Open::existing);
+  {
+    SqliteDb db(path());
+    auto st = db.prepare("PRAGMA user_version");
+    ASSERT_TRUE(st.step());
+    EXPECT_EQ(st.integer(0), RunStore::kSchemaVersion);
+  }
+  RunInfo r = store.run(run);
+  EXPECT_EQ(r.origin, kMeasuredOrigin);
+  EXPECT_FALSE(r.imported());
+  EXPECT_EQ(r.gpu, "");
+  EXPECT_EQ(r.import_key, "");
+  EXPECT_EQ(r.notes, "written by version 1");
+  EXPECT_EQ(r.config, config());
+  EXPECT_EQ(store.resume_point(traj).turn, 2);
+  drive_to_end(store, traj, 8);
+  check_integrity(store, traj);
+  EXPECT_EQ(store.trajectory(traj).turns_completed, 8);
+  ASSERT_EQ(store.list_runs().size(), 1u);
+  EXPECT_EQ(store.list_runs()[0].origin, kMeasuredOrigin);
+}
+
 // ------------------------------------------------------------------------------------------ runs
 
 TEST_F(RunStoreTest, RunsHaveReadableIdsConfigAndStatus) {

@@ -70,7 +70,9 @@ TEST(ReportFromStore, HandCountedMetrics) {
   EXPECT_DOUBLE_EQ(*t4.median_best_target, 1.3);
   EXPECT_FALSE(t8.measured) << "num_turns 4";
   EXPECT_EQ(budget_cell(gemm.metrics, budget_tables()[0]), "0.0 / 36.4 / n/a (0.0 / 45.5 / n/a)");
-  EXPECT_EQ(budget_cell(gemm.metrics, budget_tables()[1]), "- / 1.50 / n/a (- / 1.50 / n/a)");
+  EXPECT_EQ(budget_cell(gemm.metrics, budget_tables()[1]), "- / 1.500 / n/a (- / 1.500 / n/a)");
+  EXPECT_EQ(budget_cell(gemm.metrics, budget_tables()[2]), "- / 1.300 [n=2] / n/a (- / 1.300 [n=2] / n/a)")
+      << "the median of #0's 1.5 and #1's 1.1 (#2 has no best), with its n";
   const auto& labels = gemm.metrics.labels.total;
   EXPECT_EQ(labels[label_index(TurnLabel::correct)], 3);
   EXPECT_EQ(labels[label_index(TurnLabel::sanitize_timeout)], 1);
@@ -90,9 +92,16 @@ TEST(ReportFromStore, HandCountedMetrics) {
 
   ASSERT_EQ(r.comparisons.size(), 2u) << "gemm (both ran it) and (all)";
   EXPECT_EQ(r.comparisons[0].definition, "gemm_n7168_k5120");
-  EXPECT_NEAR(*r.comparisons[0].ratio.total, 4000.0 / 1800.0, 1e-12);
+  // Medians of cumulative tokens: agent gemm 2400, 4800, 4800 -> 4800; refinement 1200, 2400 -> 1800.
+  EXPECT_NEAR(*r.comparisons[0].ratio.total, 4800.0 / 1800.0, 1e-12);
   EXPECT_EQ(r.comparisons[1].definition, kPooledDefinition);
-  EXPECT_NEAR(*r.comparisons[1].ratio.total, 3300.0 / 1800.0, 1e-12);
+  // Pooled, the agent adds attn's 1200: 1200, 2400, 4800, 4800 -> 3600.
+  EXPECT_NEAR(*r.comparisons[1].ratio.total, 3600.0 / 1800.0, 1e-12);
+  // Reasoning by turn (50 per call): gemm turns 1-2 have 3 calls, turns 3-4 two (#0 stopped at 2).
+  ASSERT_EQ(gemm.metrics.reasoning.size(), 4u);
+  EXPECT_EQ(gemm.metrics.reasoning[0].calls, 3);
+  EXPECT_EQ(gemm.metrics.reasoning[2].calls, 2);
+  EXPECT_DOUBLE_EQ(gemm.metrics.reasoning[3].median, 50.0);
 
   EXPECT_THROW(build_report(store, {"nope"}, {1}), InputError);
   EXPECT_THROW(build_report(store, {runs.agent}, {0}), InputError);
@@ -113,7 +122,8 @@ TEST(ReportFromStore, OutputsStateTheDefinitionsAndEscapeModelText) {
   EXPECT_NE(text.find("Early stop: carry-forward"), std::string::npos);
   EXPECT_NE(text.find("Sanitize timeout"), std::string::npos);
   EXPECT_NE(text.find("Token ratio"), std::string::npos);
-  EXPECT_NE(text.find("2.22"), std::string::npos) << "gemm total-token ratio 4000/1800";
+  EXPECT_NE(text.find("2.667"), std::string::npos) << "gemm total-token ratio of medians 4800/1800";
+  EXPECT_NE(text.find("Reasoning tokens by turn"), std::string::npos);
 
   ordered_json j = ordered_json::parse(report_json(r).dump());
   EXPECT_EQ(j["schema"], kReportSchema);
@@ -130,10 +140,12 @@ TEST(ReportFromStore, OutputsStateTheDefinitionsAndEscapeModelText) {
   EXPECT_EQ(j["comparisons"].size(), 2u);
 
   std::string csv = report_csv(r);
-  EXPECT_EQ(csv.rfind("run,model,definition,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition,provenance\n", 0),
+  EXPECT_EQ(csv.rfind("run,model,definition,tag,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition,provenance\n", 0),
             0u);
-  EXPECT_NE(csv.find(runs.agent + ",model-a,gemm_n7168_k5120,NVIDIA H200,3,turn_correctness_rate,4,,,,,0.454545,"), std::string::npos);
-  const std::string gemm_key = runs.agent + ",model-a,gemm_n7168_k5120,NVIDIA H200,3,";
+  EXPECT_NE(csv.find(runs.agent + ",model-a,gemm_n7168_k5120,,NVIDIA H200,3,turn_correctness_rate,4,,,,,0.454545,"), std::string::npos);
+  const std::string gemm_key = runs.agent + ",model-a,gemm_n7168_k5120,,NVIDIA H200,3,";
+  EXPECT_NE(csv.find(gemm_key + "tokens_total_median_per_trajectory,,,,,,4800,"), std::string::npos);
+  EXPECT_NE(csv.find(gemm_key + "reasoning_tokens_by_turn_calls,,,turn 3,,,2,"), std::string::npos);
   EXPECT_NE(csv.find(gemm_key + "fast_p,4,1.2,,,,0.333333,"), std::string::npos) << "bests 1.5, 1.1, none";
   EXPECT_NE(csv.find(gemm_key + "fast_p,4,1.5,,,,0,"), std::string::npos) << "strict: 1.5 is not > 1.5";
   EXPECT_NE(csv.find("transition_count,,,Infra error (excluded),Sanitize timeout,,1,"), std::string::npos);
@@ -208,7 +220,7 @@ TEST(ReportFromStore, StrictRuleBesideThePapersFromStoredVerdicts) {
   EXPECT_NE(unwrap(text).find("strict rule unknown for 1 of 3 correct turns"), std::string::npos) << text;
 
   std::string csv = report_csv(r);
-  const std::string key = run + ",model-s," + gemm + ",NVIDIA H200,3,";
+  const std::string key = run + ",model-s," + gemm + ",,NVIDIA H200,3,";
   EXPECT_NE(csv.find(key + "fast_inst_p,1,1,,,,1,"), std::string::npos) << csv;
   EXPECT_NE(csv.find(key + "fast_inst_strict_p,1,1,,,,0.333333,"), std::string::npos) << csv;
   EXPECT_NE(csv.find(key + "strict_correctness_rate,1,,,,,0.333333,"), std::string::npos);
@@ -292,8 +304,8 @@ TEST(ReportFromStore, FakeBackendVerdictsAreRefusedUnlessAllowedThenMarkedEveryw
     marked += fake_group;
   }
   EXPECT_GT(marked, 10u) << "every row of the fake gemm group";
-  EXPECT_NE(csv.find(faked + ",model-f," + gemm + ",-,1,fake_backend_verdicts,,,,,,2,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(real + ",model-r," + gemm + ",NVIDIA H200,1,turn_correctness_rate,1,,,,,1,"), std::string::npos);
+  EXPECT_NE(csv.find(faked + ",model-f," + gemm + ",,-,1,fake_backend_verdicts,,,,,,2,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(real + ",model-r," + gemm + ",,NVIDIA H200,1,turn_correctness_rate,1,,,,,1,"), std::string::npos);
   for (const auto& row : csv_rows(csv, attn)) EXPECT_EQ(row.substr(row.rfind(',')), ",") << "no fake verdict in this group: " << row;
 
   ordered_json j = ordered_json::parse(report_json(r).dump());
@@ -466,8 +478,8 @@ TEST(ReportFromRun, RealAgentRunReportedThroughTheCommandLine) {
   // #0: X C (stopped early, carried), #1: E N C(0.8) C(1.1); the fake service affirms the target
   // instructions on every timed PASSED verdict.
   EXPECT_NE(p.out.text.find("0.0 / 62.5 / n/a (0.0 / 62.5 / n/a)"), std::string::npos) << p.out.text;
-  EXPECT_NE(p.out.text.find("- / 1.50 / n/a (- / 1.50 / n/a)"), std::string::npos) << p.out.text;
-  EXPECT_NE(p.out.text.find("- / 1.30 / n/a (- / 1.30 / n/a)"), std::string::npos) << "median of 1.5 and 1.1";
+  EXPECT_NE(p.out.text.find("- / 1.500 / n/a (- / 1.500 / n/a)"), std::string::npos) << p.out.text;
+  EXPECT_NE(p.out.text.find("- / 1.300 [n=2] / n/a (- / 1.300 [n=2] / n/a)"), std::string::npos) << "median of 1.5 and 1.1";
   ordered_json j = ordered_json::parse(read_file(json));
   ASSERT_EQ(j["groups"].size(), 1u);
   EXPECT_EQ(j["groups"][0]["model"], "scripted-model");
@@ -489,4 +501,47 @@ TEST(ReportFromRun, RealAgentRunReportedThroughTheCommandLine) {
   ProcessResult b = run_process(bad, 60);
   EXPECT_EQ(b.status.exit_code, 2);
   EXPECT_NE(b.err.text.find(run.run_id), std::string::npos) << "the error lists the stored runs: " << b.err.text;
+}
+
+// `--by tag`: the prompt-knowledge ablation (Table 4) from one run: a row per definition x tag and
+// an '(all)' row per tag pooling the definitions, hand-counted.
+TEST(ReportFromStore, ByTagSplitsEachDefinitionByPromptTagAndPoolsEachTag) {
+  TempDir dir;
+  RunStore store((dir.path() / "runs.db").string());
+  std::string run = store.create_run({{"policy", "model"}, {"num_turns", 2}}, "model-t", "ablation");
+  const std::string gemm = "gemm_n7168_k5120", attn = "mha_with_lse_d128";
+  add_trajectory(store, run, {gemm, "", "params", 0}, {{"COMPILE_ERROR"}, {"PASSED", 0.5, true}}, finished());
+  add_trajectory(store, run, {gemm, "", "contract", 0}, {{"PASSED", 0.9, true}, {"PASSED", 1.2, true}}, finished());
+  add_trajectory(store, run, {attn, "", "params", 0}, {{"COMPILE_ERROR"}, {"COMPILE_ERROR"}}, finished());
+  add_trajectory(store, run, {attn, "", "contract", 0}, {{"PASSED", 0.7, true}, {"INCORRECT_NUMERICAL"}}, finished());
+
+  Report by_def = build_report(store, {run}, {2});
+  EXPECT_EQ(by_def.groups.size(), 3u) << "gemm, attn, (all)";
+  Report r = build_report(store, {run}, {2}, FakeVerdicts::refuse, GroupBy::tag);
+  ASSERT_EQ(r.groups.size(), 6u) << "gemm x 2 tags, attn x 2 tags, (all) x 2 tags";
+  auto find = [&](const std::string& def, const std::string& tag) -> const Group& {
+    for (const auto& g : r.groups)
+      if (g.definition == def && g.tag == tag) return g;
+    ADD_FAILURE() << def << " " << tag;
+    return r.groups.front();
+  };
+  EXPECT_DOUBLE_EQ(*find(gemm, "params").metrics.budgets[0].correctness_rate, 0.5);
+  EXPECT_DOUBLE_EQ(*find(gemm, "contract").metrics.budgets[0].max_best, 1.2);
+  const Group& params = find(kPooledDefinition, "params");
+  EXPECT_TRUE(params.pooled);
+  EXPECT_EQ(params.members.size(), 2u);
+  EXPECT_DOUBLE_EQ(*params.metrics.budgets[0].correctness_rate, 1.0 / 4.0);
+  const Group& contract = find(kPooledDefinition, "contract");
+  EXPECT_DOUBLE_EQ(*contract.metrics.budgets[0].correctness_rate, 3.0 / 4.0);
+  EXPECT_DOUBLE_EQ(*contract.metrics.budgets[0].median_best, (1.2 + 0.7) / 2);
+
+  std::string text = render_text(r);
+  EXPECT_NE(text.find("Tag"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(model-t +\(all\) +contract +NVIDIA H200 +2 )"))) << text;
+  ordered_json j = ordered_json::parse(report_json(r).dump());
+  EXPECT_EQ(j["group_by"], "tag");
+  EXPECT_EQ(j["groups"][0]["tag"], "params");
+  EXPECT_NE(report_csv(r).find(run + ",model-t,(all),contract,NVIDIA H200,2,turn_correctness_rate,2,,,,,0.75,"), std::string::npos)
+      << report_csv(r);
+  EXPECT_NE(render_html(r).find("<th>Tag</th>"), std::string::npos);
 }

@@ -249,21 +249,43 @@ TEST(ReportMetrics, StatusesMapToThePaperLabels) {
   }
 }
 
-TEST(ReportMetrics, TokensSumPerTrajectoryAndRatiosCompareMeans) {
-  TrajectoryObs a = trajectory({turn(1, X)}, 1), b = a, c = a;
+TEST(ReportMetrics, TokensSumPerTrajectoryAndRatiosCompareMedians) {
+  TrajectoryObs a = trajectory({turn(1, X)}, 1), b = a, c = a, d = a;
   a.tokens = {1000, 300, 100, 200};
   b.tokens = {3000, 500, 0, 1000};
   c.tokens = {500, 100, 0, 0};
-  TokenSummary ab = token_summary({a, b}), cs = token_summary({c});
-  EXPECT_EQ(ab.total.prompt, 4000);
-  EXPECT_EQ(ab.total.total(), 4800);
-  EXPECT_DOUBLE_EQ(*ab.mean_total, 2400.0);
-  EXPECT_DOUBLE_EQ(*ab.mean_cached, 600.0);
-  TokenRatio r = token_ratio(ab, cs);
-  EXPECT_DOUBLE_EQ(*r.prompt, 2000.0 / 500.0);
-  EXPECT_DOUBLE_EQ(*r.total, 2400.0 / 600.0);
+  d.tokens = {100, 50, 0, 0};
+  TokenSummary abd = token_summary({a, b, d}), cs = token_summary({c});
+  EXPECT_EQ(abd.total.prompt, 4100);
+  EXPECT_EQ(abd.total.total(), 4950);
+  EXPECT_DOUBLE_EQ(*abd.mean_total, 1650.0);
+  EXPECT_DOUBLE_EQ(*abd.mean_cached, 400.0);
+  EXPECT_DOUBLE_EQ(*abd.median_total, 1300.0) << "totals 1300, 3500, 150";
+  EXPECT_DOUBLE_EQ(*abd.median_prompt, 1000.0);
+  TokenRatio r = token_ratio(abd, cs);
+  EXPECT_DOUBLE_EQ(*r.prompt, 1000.0 / 500.0) << "a ratio of medians, not of means (1366.7 / 500)";
+  EXPECT_DOUBLE_EQ(*r.total, 1300.0 / 600.0);
   EXPECT_FALSE(r.reasoning) << "no ratio over a zero";
   EXPECT_FALSE(token_summary({}).mean_total);
+  EXPECT_FALSE(token_summary({}).median_total);
+}
+
+TEST(ReportMetrics, ReasoningByTurnCountsOnlyStoredCalls) {
+  TrajectoryObs a = trajectory({turn(1, X)}, 3), b = a, c = a;
+  a.turn_tokens = {TokenCounts{0, 0, 100, 0}, TokenCounts{0, 0, 300, 0}, TokenCounts{0, 0, 700, 0}};
+  b.turn_tokens = {TokenCounts{0, 0, 200, 0}};                    // stopped early after turn 1
+  c.turn_tokens = {TokenCounts{0, 0, 900, 0}, std::nullopt, TokenCounts{0, 0, 50, 0}};  // turn 2 in flight
+  auto by_turn = reasoning_by_turn({a, b, c});
+  ASSERT_EQ(by_turn.size(), 3u);
+  EXPECT_EQ(by_turn[0].calls, 3);
+  EXPECT_DOUBLE_EQ(by_turn[0].median, 200.0);
+  EXPECT_DOUBLE_EQ(by_turn[0].mean, 400.0);
+  EXPECT_EQ(by_turn[0].max, 900);
+  EXPECT_EQ(by_turn[1].calls, 1) << "neither the early stop nor the call in flight counts as 0";
+  EXPECT_DOUBLE_EQ(by_turn[1].median, 300.0);
+  EXPECT_EQ(by_turn[2].turn, 3);
+  EXPECT_DOUBLE_EQ(by_turn[2].median, 375.0);
+  EXPECT_EQ(by_turn[2].min, 50);
 }
 
 TEST(ReportMetrics, EveryRuleIsStated) {
