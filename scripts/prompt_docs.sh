@@ -1,19 +1,32 @@
 #!/usr/bin/env bash
-# Regenerates docs/prompts/: the exact prompts of every ablation level for the GEMM definition, and
-# the token table of every evaluation definition (pasted into docs/prompts.md).
+# Regenerates docs/prompts/: the exact prompts of every ablation level and of the paper's three
+# variants for the GEMM and the attention forward, and prints the token tables of every evaluation
+# definition (pasted into docs/prompts.md): Qwen's tokenizer (scripts/install_tokenizer.sh), with
+# our estimate beside it.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 bin=build/bin/ptxbench
-for tag in params templates contract; do
+for tag in params templates contract paper-none paper-a paper-b; do
   "$bin" prompt gemm_n7168_k5120 --tag "$tag" > "docs/prompts/gemm_n7168_k5120.$tag.txt"
 done
-printf '| definition | arch | params | templates | contract | full |\n|---|---|---|---|---|---|\n'
-for arch in sm_90a sm_100a; do
-  for def in $("$bin" definitions list --json | python3 -c 'import json,sys; print(" ".join(d["name"] for d in json.load(sys.stdin)))'); do
-    row="| $def | $arch"
-    for tag in params templates contract full; do
-      row+=" | $("$bin" prompt "$def" --tag "$tag" --arch "$arch" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total_tokens"])')"
+for tag in paper-none paper-a paper-b; do
+  "$bin" prompt mha_with_lse_d128 --tag "$tag" > "docs/prompts/mha_with_lse_d128.$tag.txt"
+done
+counts() {  # definition tag target -> "tokens / estimate"
+  "$bin" prompt "$1" --tag "$2" --gpu "$3" --json |
+    python3 -c 'import json,sys; p=json.load(sys.stdin); print(p["total_tokens"], "/", p["total_estimate"])'
+}
+defs=$("$bin" definitions list --set evaluation --json | python3 -c 'import json,sys; print(" ".join(d["name"] for d in json.load(sys.stdin)))')
+"$bin" prompt gemm_n7168_k5120 --tag params --json | python3 -c 'import json,sys; print("counter:", json.load(sys.stdin)["token_counter"])'
+echo
+echo "| definition | target | params | templates | contract | full | paper-none | paper-a | paper-b |"
+echo "|---|---|---|---|---|---|---|---|---|"
+for target in h200 h100 b200; do
+  for def in $defs; do
+    row="| $def | $target"
+    for tag in params templates contract full paper-none paper-a paper-b; do
+      if [[ $target == b200 && $tag == paper-[ab] ]]; then row+=" | -"; else row+=" | $(counts "$def" "$tag" "$target")"; fi
     done
     echo "$row |"
   done

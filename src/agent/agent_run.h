@@ -1,6 +1,7 @@
-// An agent run (DESIGN §6): every trajectory of the config (definition × prompt tag × index) driven
-// by a pool of `concurrency` threads, so the model calls of some overlap the GPU evaluations of
-// others; everything stored in the run store as it happens; the run folder exported at the end.
+// An agent run (DESIGN §6): every trajectory of the config (definition × prompt tag × index, or in
+// a repair run seed × prompt tag) driven by a pool of `concurrency` threads, so the model calls of
+// some overlap the GPU evaluations of others; everything stored in the run store as it happens;
+// the run folder exported at the end.
 #pragma once
 
 #include <string>
@@ -28,6 +29,7 @@ struct AgentRunResult {
   [[nodiscard]] bool complete() const { return failed == 0 && unfinished == 0; }
 };
 
+/// A new run of `config`; its notes are run_notes(config) (the name and the repair conditions).
 AgentRunResult start_run(const RunConfig& config, const AgentRunSetup& setup);
 /// Continues a stored run with its stored config: failed trajectories are reopened, every
 /// trajectory resumes from its resume point.

@@ -132,8 +132,9 @@ ExpertSource find_expert_source(const fs::path& root, const std::string& definit
       continue;  // not a suite file
     }
     if (suite.definition != definition) continue;
-    for (const auto& c : suite.cases)
-      if (c.expect.status == Status::PASSED) return {c.source, fs::relative(file, root).string() + ":" + c.name};
+    for (const auto& c : suite.cases)  // the agent answers CUDA-PTX: Triton cases are not experts for it
+      if (c.expect.status == Status::PASSED && c.language == CandidateLanguage::cuda)
+        return {c.source, fs::relative(file, root).string() + ":" + c.name};
   }
   throw InputError("expert policy", "no expert kernel (knowledge/*/experts/" + definition +
                                         ".cu) and no passing fixture for definition '" + definition + "'");

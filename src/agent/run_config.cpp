@@ -1,9 +1,13 @@
 #include "agent/run_config.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "common/enum_names.h"
 #include "common/error.h"
+#include "common/fs.h"
+#include "common/sha256.h"
+#include "verdict/status.h"
 
 namespace ptxbench {
 namespace {
@@ -16,7 +20,98 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 
 constexpr EnumName<ContextPolicy> kContexts[] = {{ContextPolicy::full, "full"}, {ContextPolicy::latest, "latest"}};
 
+RepairNotesConfig repair_notes_from_json(const JsonChecker& check, const ordered_json& j) {
+  const std::string path = "repair_notes";
+  check.require_object(j, path);
+  check.only_fields(j, path, {"mode", "store", "k"});
+  RepairNotesConfig r;
+  if (!j.contains("mode")) check.fail(path, "needs \"mode\": off, notes or notes+kernel");
+  r.mode = check.enum_field(j, path, "mode", parse_notes_mode);
+  r.store = check.optional_string(j, path, "store", "");
+  if (j.contains("k")) r.k = static_cast<int>(check.int_in(j, path, "k", 1, kMaxRepairNotesK));
+  if (r.enabled()) {
+    if (r.store.empty()) check.fail("repair_notes.store", "required for mode " + to_string(r.mode) + ": the notes store file");
+    std::error_code ec;
+    if (!fs::is_regular_file(r.store, ec))
+      check.fail("repair_notes.store", "no notes store at '" + r.store + "' (mode " + to_string(r.mode) + " reads it)");
+  }
+  return r;
+}
+
+RepairFromConfig repair_from_from_json(const JsonChecker& check, const ordered_json& j) {
+  const std::string path = "repair_from";
+  check.require_object(j, path);
+  check.only_fields(j, path, {"file", "sha256"});
+  std::string file = check.string_field(j, path, "file");
+  if (file.empty()) check.fail("repair_from.file", "expected the path of a JSONL file of repair seeds");
+  std::string sha = check.optional_string(j, path, "sha256", "");
+  try {
+    return load_repair_seeds(file, sha);
+  } catch (const InputError& e) {
+    check.fail("repair_from.file", JsonChecker::message_of(e));
+  }
+}
+
 }  // namespace
+
+std::string repair_prompt_tag(const std::string& tag) { return tag + std::string(kRepairTagSuffix); }
+
+std::string base_prompt_tag(const std::string& key_tag) {
+  std::string_view t(key_tag);
+  if (t.size() > kRepairTagSuffix.size() && t.substr(t.size() - kRepairTagSuffix.size()) == kRepairTagSuffix)
+    t.remove_suffix(kRepairTagSuffix.size());
+  return std::string(t);
+}
+
+RepairFromConfig load_repair_seeds(const std::string& file, const std::string& expected_sha256) {
+  std::error_code ec;
+  if (!fs::is_regular_file(file, ec)) throw InputError("repair seeds", "no file '" + file + "'");
+  RepairFromConfig r;
+  r.file = file;
+  std::string text = read_file(file);
+  r.sha256 = sha256_hex(text);
+  if (!expected_sha256.empty() && expected_sha256 != r.sha256)
+    throw InputError("repair seeds", file + " changed since the run was started (SHA-256 " + r.sha256 + ", stored " +
+                                         expected_sha256 + "): restore that file to resume the run");
+  std::size_t start = 0;
+  for (int line_no = 1; start < text.size(); ++line_no) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    start = end + 1;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    JsonChecker check(file + ":" + std::to_string(line_no));
+    ordered_json j = check.parse(line);
+    check.require_object(j, "");
+    check.only_fields(j, "", {"definition", "wrong_source", "feedback", "status", "origin"});
+    RepairSeed s;
+    s.definition = check.string_field(j, "", "definition");
+    s.wrong_source = check.string_field(j, "", "wrong_source");
+    s.feedback = check.string_field(j, "", "feedback");
+    s.status = check.string_field(j, "", "status");
+    if (s.definition.empty()) check.fail("definition", "expected a definition name");
+    if (s.wrong_source.empty()) check.fail("wrong_source", "expected the wrong kernel's source");
+    if (s.feedback.empty()) check.fail("feedback", "expected the feedback text the wrong kernel got");
+    if (!parse_status(s.status)) check.fail("status", "expected a verdict status name, got '" + s.status + "'");
+    if (j.contains("origin")) {
+      if (!j["origin"].is_object()) check.fail("origin", "expected an object (where the seed came from)");
+      s.origin = j["origin"];
+    }
+    r.seeds.push_back(std::move(s));
+  }
+  if (r.seeds.empty()) throw InputError("repair seeds", file + " holds no seed (one JSON object a line)");
+  return r;
+}
+
+std::string run_notes(const RunConfig& c) {
+  std::string notes = c.name;
+  auto add = [&](const std::string& part) { notes += (notes.empty() ? "" : " ") + ("[" + part + "]"); };
+  if (c.repair_notes.enabled())
+    add("repair notes: " + to_string(c.repair_notes.mode) + ", k " + std::to_string(c.repair_notes.k));
+  if (c.repair_from)
+    add("repair from: " + c.repair_from->file + ", " + std::to_string(c.repair_from->seeds.size()) + " seeds");
+  return notes;
+}
 
 std::string to_string(ContextPolicy c) { return enum_name(kContexts, c); }
 ContextPolicy parse_context_policy(std::string_view text) { return parse_enum(kContexts, text, "context policy"); }
@@ -28,7 +123,7 @@ ordered_json RunConfig::to_json() const {
   j["definitions"] = definitions;
   if (!workload.empty()) j["workload"] = workload;
   j["prompt_tags"] = prompt_tags;
-  j["trajectories_per_tag"] = trajectories_per_tag;
+  if (!repair_from) j["trajectories_per_tag"] = trajectories_per_tag;
   j["num_turns"] = num_turns;
   j["target_speedup"] = target_speedup;
   j["concurrency"] = concurrency;
@@ -40,6 +135,9 @@ ordered_json RunConfig::to_json() const {
   j["eval_timeout_s"] = eval_timeout_s;
   j["arch"] = arch;
   if (!name.empty()) j["name"] = name;
+  if (repair_notes.enabled())
+    j["repair_notes"] = {{"mode", to_string(repair_notes.mode)}, {"store", repair_notes.store}, {"k", repair_notes.k}};
+  if (repair_from) j["repair_from"] = {{"file", repair_from->file}, {"sha256", repair_from->sha256}};
   return j;
 }
 
@@ -48,7 +146,8 @@ RunConfig run_config_from_json(const ordered_json& j, const std::string& documen
   check.require_object(j, "");
   check.only_fields(j, "", {"policy", "model", "replay", "definitions", "workload", "prompt_tags", "trajectories_per_tag",
                             "num_turns", "target_speedup", "concurrency", "model_concurrency", "context", "service",
-                            "service_token_file", "eval_options", "eval_timeout_s", "arch", "name"});
+                            "service_token_file", "eval_options", "eval_timeout_s", "arch", "name", "repair_notes",
+                            "repair_from"});
   RunConfig c;
   c.policy = check.optional_string(j, "", "policy", "model");
   if (c.policy != "model" && c.policy != "expert" && c.policy != "replay")
@@ -68,9 +167,29 @@ RunConfig run_config_from_json(const ordered_json& j, const std::string& documen
     c.replay_run = check.string_field(r, "replay", "run");
   }
   c.definitions = check.string_list(j, "", "definitions");
+  if (j.contains("repair_from")) {
+    // A repair run: one trajectory per seed and tag, over the seeds' definitions.
+    c.repair_from = repair_from_from_json(check, j["repair_from"]);
+    if (j.contains("trajectories_per_tag"))
+      check.fail("trajectories_per_tag", "not with repair_from: a repair run has one trajectory per seed and prompt tag");
+    std::vector<std::string> seeded;
+    for (std::size_t i = 0; i < c.repair_from->seeds.size(); ++i) {
+      const std::string& d = c.repair_from->seeds[i].definition;
+      if (!c.definitions.empty() && std::find(c.definitions.begin(), c.definitions.end(), d) == c.definitions.end())
+        check.fail("repair_from", "seed " + std::to_string(i) + " is for definition " + d + ", which definitions does not list");
+      if (std::find(seeded.begin(), seeded.end(), d) == seeded.end()) seeded.push_back(d);
+    }
+    for (const auto& d : c.definitions)
+      if (std::find(seeded.begin(), seeded.end(), d) == seeded.end())
+        check.fail("definitions", d + " has no seed in " + c.repair_from->file + " (a repair run runs only its seeds)");
+    if (c.definitions.empty()) c.definitions = seeded;
+  }
   if (c.definitions.empty()) check.fail("definitions", "name at least one definition");
   c.workload = check.optional_string(j, "", "workload", "");
   c.prompt_tags = check.string_list(j, "", "prompt_tags");
+  for (const auto& t : c.prompt_tags)
+    if (base_prompt_tag(t) != t)
+      check.fail("prompt_tags", "'" + t + "' ends with " + std::string(kRepairTagSuffix) + ", which marks repair trajectories");
   c.trajectories_per_tag = positive_int(check, j, "trajectories_per_tag", c.trajectories_per_tag, 1000);
   c.num_turns = positive_int(check, j, "num_turns", c.num_turns, 100);
   c.concurrency = positive_int(check, j, "concurrency", c.concurrency, 1024);
@@ -90,6 +209,7 @@ RunConfig run_config_from_json(const ordered_json& j, const std::string& documen
   if (j.contains("eval_timeout_s")) c.eval_timeout_s = check.number_in(j, "", "eval_timeout_s", 0, kInf, true);
   c.arch = check.optional_string(j, "", "arch", c.arch);
   c.name = check.optional_string(j, "", "name", "");
+  if (j.contains("repair_notes")) c.repair_notes = repair_notes_from_json(check, j["repair_notes"]);
   return c;
 }
 

@@ -1,5 +1,7 @@
 #include "agent/turn_loop.h"
 
+#include "adapt/notes_feedback.h"
+#include "adapt/repair_note.h"
 #include "agent/code_extract.h"
 #include "common/enum_names.h"
 #include "common/error.h"
@@ -18,22 +20,56 @@ std::string to_string(TurnPhase p) { return enum_name(kPhases, p); }
 TurnPhase parse_turn_phase(std::string_view text) { return parse_enum(kPhases, text, "turn phase"); }
 
 TrajectoryRunner::TrajectoryRunner(RunStore& store, Policy& policy, const ServiceClient& service, const RunConfig& config,
-                                   const Catalog& catalog, const PromptBuilder& prompts, std::string run_id)
+                                   const Catalog& catalog, const PromptBuilder& prompts, std::string run_id,
+                                   const NotesStore* notes)
     : m_store(store), m_policy(policy), m_service(service), m_config(config), m_catalog(catalog), m_prompts(prompts),
-      m_run_id(std::move(run_id)) {}
+      m_run_id(std::move(run_id)), m_notes(notes) {
+  if (m_config.repair_notes.enabled() && !m_notes)
+    throw InputError("agent", "repair_notes mode " + to_string(m_config.repair_notes.mode) + " needs its notes store open");
+}
+
+std::string TrajectoryRunner::with_repair_notes(const std::string& feedback, const std::string& kernel,
+                                                const std::string& definition) const {
+  if (!m_config.repair_notes.enabled()) return feedback;
+  return feedback_with_notes(feedback, *m_notes, kernel, m_catalog.definition(definition).op_type,
+                             m_config.repair_notes.mode, m_config.repair_notes.k);
+}
+
+std::vector<StoredMessage> TrajectoryRunner::opening_messages(const TrajectoryKey& key) const {
+  const Definition& def = m_catalog.definition(key.definition);
+  const Workload& w = key.workload_uuid.empty() ? m_catalog.default_workload(key.definition)
+                                                : m_catalog.find_workload(key.definition, key.workload_uuid);
+  std::string tag = base_prompt_tag(key.prompt_tag);
+  Prompt p = m_prompts.build(def, resolve_workload(def, w), tag, m_config.arch);
+  std::vector<StoredMessage> out = {{"system", p.system, 0, 0, ""}, {"user", p.user, 0, 0, ""}};
+  if (tag == key.prompt_tag) return out;
+  // A repair trajectory: the seed of its index, as if the model had answered it at turn 0.
+  const RepairFromConfig* from = m_config.repair_from ? &*m_config.repair_from : nullptr;
+  if (!from || key.index < 0 || static_cast<std::size_t>(key.index) >= from->seeds.size() ||
+      from->seeds[static_cast<std::size_t>(key.index)].definition != key.definition)
+    throw InputError("agent", "trajectory " + key.definition + "/" + key.prompt_tag + "#" + std::to_string(key.index) +
+                                  " is a repair trajectory with no matching seed in the run config's repair_from");
+  const RepairSeed& seed = from->seeds[static_cast<std::size_t>(key.index)];
+  std::string feedback = seed.feedback;
+  if (seed.status != to_string(Status::PASSED)) feedback = with_repair_notes(feedback, seed.wrong_source, key.definition);
+  out.push_back({"assistant", fenced(seed.wrong_source, "cuda"), 0, 0, ""});
+  out.push_back({"user", feedback, 0, 0, ""});
+  return out;
+}
 
 std::vector<StoredMessage> TrajectoryRunner::shape_context(const std::vector<StoredMessage>& stored, ContextPolicy policy) {
   std::vector<StoredMessage> out;
   for (const auto& m : stored)
     if (m.role != "system") out.push_back(m);
   if (policy == ContextPolicy::full || out.size() <= 3) return out;
-  // latest: the task (turn 0), then the last assistant answer and the feedback that followed it.
-  std::vector<StoredMessage> latest;
-  for (const auto& m : out)
-    if (m.turn == 0) latest.push_back(m);
+  // latest: the task (the first message), then the last assistant answer and the feedback that
+  // followed it. A repair trajectory's seed exchange (turn 0 after the task) is that last pair
+  // until turn 1 has its feedback.
   int64_t last_turn = out.back().turn;
+  if (last_turn == 0) return out;
+  std::vector<StoredMessage> latest = {out.front()};
   for (const auto& m : out)
-    if (m.turn == last_turn && m.turn > 0) latest.push_back(m);
+    if (m.turn == last_turn) latest.push_back(m);
   return latest;
 }
 
@@ -60,14 +96,9 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
         emit(turn, rp.trajectory.status == TrajectoryStatus::failed ? TurnPhase::failed : TurnPhase::done,
              rp.trajectory.stop_reason);
         return;
-      case NextAction::store_initial_messages: {
-        const Definition& def = m_catalog.definition(key.definition);
-        const Workload& w = key.workload_uuid.empty() ? m_catalog.default_workload(key.definition)
-                                                      : m_catalog.find_workload(key.definition, key.workload_uuid);
-        Prompt p = m_prompts.build(def, resolve_workload(def, w), key.prompt_tag, m_config.arch);
-        m_store.record_initial_messages(id, {{"system", p.system, 0, 0, ""}, {"user", p.user, 0, 0, ""}});
+      case NextAction::store_initial_messages:
+        m_store.record_initial_messages(id, opening_messages(key));
         break;
-      }
       case NextAction::next_turn:
         if (turn >= m_config.num_turns) {  // only reached when a stop was not stored with the last turn
           m_store.finish_trajectory(id, TrajectoryStatus::finished, "turn budget of " + std::to_string(m_config.num_turns));
@@ -145,6 +176,10 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
       case NextAction::feedback_or_complete: {
         const TurnRecord& last = *rp.last;
         std::string feedback = last.extraction_error ? *last.extraction_error : render_feedback(*last.verdict);
+        // Repair notes go with a failed verdict only: a PASSED one, an INFRA_ERROR (ours, not the
+        // kernel's), or an answer with no kernel to search by (extraction error) keeps its feedback.
+        if (!last.extraction_error && !last.correct && last.candidate_source && last.status != to_string(Status::INFRA_ERROR))
+          feedback = with_repair_notes(feedback, *last.candidate_source, key.definition);
         m_store.record_feedback(id, turn, feedback);
         break;
       }

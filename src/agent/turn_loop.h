@@ -3,12 +3,16 @@
 // idempotency key, so a resumed turn re-attaches instead of re-submitting) → store the verdict →
 // feedback text → next turn, until PASSED with speedup ≥ target or the turn budget. Every step is
 // stored before the next begins, so a kill at any moment resumes with no lost and no repeated turn.
+// Two repair conditions (issue 19): with the config's repair_notes on, a failed verdict's feedback
+// gets the retrieved repair notes appended before it is stored; in a repair run, the opening
+// messages end with a seed exchange (the wrong kernel, its feedback) stored as turn 0.
 #pragma once
 
 #include <functional>
 #include <string>
 #include <string_view>
 
+#include "adapt/notes_store.h"
 #include "agent/policy.h"
 #include "agent/run_config.h"
 #include "agent/run_store.h"
@@ -44,8 +48,11 @@ struct TurnEvent {
 
 class TrajectoryRunner {
  public:
+  /// `notes`: the run's notes store, opened once per run; required when the config's
+  /// repair_notes mode is not off (InputError otherwise), unused when it is.
   TrajectoryRunner(RunStore& store, Policy& policy, const ServiceClient& service, const RunConfig& config,
-                   const Catalog& catalog, const PromptBuilder& prompts, std::string run_id);
+                   const Catalog& catalog, const PromptBuilder& prompts, std::string run_id,
+                   const NotesStore* notes = nullptr);
 
   /// Runs the trajectory from wherever it stands until it is no longer running. A model API that
   /// fails for good, or a policy with no answer, ends it as `failed` (resumable); anything else
@@ -53,8 +60,19 @@ class TrajectoryRunner {
   void run(int64_t trajectory_id, const std::function<void(const TurnEvent&)>& on_event = {});
 
   /// The messages a policy sees at a turn under the context policy: full — the task and every
-  /// answer/feedback pair so far; latest — the task, then only the last answer and its feedback.
+  /// answer/feedback pair so far; latest — the task, then only the last answer and its feedback
+  /// (a repair trajectory's seed exchange is the last pair until turn 1 has its feedback).
   static std::vector<StoredMessage> shape_context(const std::vector<StoredMessage>& stored, ContextPolicy policy);
+
+  /// The opening messages of a trajectory: system and task; in a repair run (the key's tag ends
+  /// with kRepairTagSuffix) then the seed of the key's index as an exchange: the wrong kernel in
+  /// a ```cuda block (assistant) and its feedback (user), with notes as for a failed verdict.
+  [[nodiscard]] std::vector<StoredMessage> opening_messages(const TrajectoryKey& key) const;
+
+  /// `feedback` of a failed verdict (not PASSED) of `kernel` with the run's repair notes appended;
+  /// unchanged when repair_notes is off. Deterministic for a given notes store.
+  [[nodiscard]] std::string with_repair_notes(const std::string& feedback, const std::string& kernel,
+                                              const std::string& definition) const;
 
  private:
   RunStore& m_store;
@@ -64,6 +82,7 @@ class TrajectoryRunner {
   const Catalog& m_catalog;
   const PromptBuilder& m_prompts;
   std::string m_run_id;
+  const NotesStore* m_notes;
 };
 
 }  // namespace ptxbench

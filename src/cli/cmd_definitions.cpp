@@ -1,4 +1,5 @@
-// `ptxbench definitions list|show`: the definitions and workloads as data.
+// `ptxbench definitions list|show`: the definitions and workloads as data; `list --set NAME` lists
+// one problem set of definitions/problem_sets.json.
 #include <fmt/format.h>
 
 #include "cli/commands.h"
@@ -19,6 +20,24 @@ ordered_json show_json(const Catalog& c, const Definition& d) {
   return {{"definition", ordered_json::parse(d.json_text)}, {"source", d.source}, {"workloads", workloads}};
 }
 
+/// The value of the definition's "stage:" tag ("evaluation", "generalization"), "" without one.
+std::string stage_of(const Definition& d) {
+  const std::string prefix = "stage:";
+  for (const auto& t : d.tags)
+    if (t.rfind(prefix, 0) == 0) return t.substr(prefix.size());
+  return "";
+}
+
+/// Every definition, or the members of problem set `set` in the set's order.
+std::vector<const Definition*> listed(const Catalog& c, const std::string& set) {
+  std::vector<const Definition*> out;
+  if (set.empty())
+    for (const auto& d : c.definitions()) out.push_back(&d);
+  else
+    for (const auto& name : c.problem_set(set)) out.push_back(&c.definition(name));
+  return out;
+}
+
 }  // namespace
 
 void register_definitions(CLI::App& app, Action& action) {
@@ -26,23 +45,29 @@ void register_definitions(CLI::App& app, Action& action) {
   cmd->require_subcommand(1);
   static bool json = false;
   static std::string name;
+  static std::string set;
   auto* list = cmd->add_subcommand("list", "one line per definition");
   list->add_flag("--json", json, "print the list as one JSON document (an array)");
+  list->add_option("--set", set,
+                   "only the definitions of this problem set (definitions/problem_sets.json: evaluation, 4ops, "
+                   "8ops, ...), in its order");
   list->callback([&action] {
     action = [] {
       Catalog c = Catalog::load(data_root());
+      const std::vector<const Definition*> defs = listed(c, set);
       if (json) {
         ordered_json out = ordered_json::array();
-        for (const auto& d : c.definitions())
-          out.push_back({{"name", d.name}, {"op_type", d.op_type}, {"workloads", c.workloads(d.name).size()},
-                         {"default_workload", c.default_workload(d.name).label(d)}});
+        for (const Definition* d : defs)
+          out.push_back({{"name", d->name}, {"op_type", d->op_type}, {"stage", stage_of(*d)},
+                         {"workloads", c.workloads(d->name).size()},
+                         {"default_workload", c.default_workload(d->name).label(*d)}});
         fmt::print("{}\n", out.dump(2));
         return 0;
       }
-      fmt::print("{:<28} {:<16} {:>9}  {}\n", "definition", "op_type", "workloads", "default");
-      for (const auto& d : c.definitions())
-        fmt::print("{:<28} {:<16} {:>9}  {}\n", d.name, d.op_type, c.workloads(d.name).size(),
-                   c.default_workload(d.name).label(d));
+      fmt::print("{:<28} {:<16} {:<15} {:>9}  {}\n", "definition", "op_type", "stage", "workloads", "default");
+      for (const Definition* d : defs)
+        fmt::print("{:<28} {:<16} {:<15} {:>9}  {}\n", d->name, d->op_type, stage_of(*d), c.workloads(d->name).size(),
+                   c.default_workload(d->name).label(*d));
       return 0;
     };
   });

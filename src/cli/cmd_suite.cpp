@@ -23,8 +23,19 @@ struct Args {
   bool json = false;  ///< materialize --json
 };
 
+// Triton candidates have static checks (`ptxbench compile FILE.py`) but no GPU runner yet
+// (docs/triton.md): a suite that holds them is refused, never compiled as CUDA.
+void refuse_triton(const CandidateSuite& suite, const std::string& file) {
+  for (const auto& c : suite.cases)
+    if (c.language != CandidateLanguage::cuda)
+      throw InputError("suite", file + ": case '" + c.name + "' is a " + to_string(c.language) +
+                                    " candidate; the GPU evaluation of Triton candidates is not built yet (docs/triton.md); "
+                                    "check it with `ptxbench compile FILE.py`");
+}
+
 int run_suite(const Args& a) {
   CandidateSuite suite = load_suite(a.suite);
+  refuse_triton(suite, a.suite);
   Catalog catalog = Catalog::load(data_root());
   Evaluator evaluator(catalog, to_eval_options(a.eval));
   VerdictPrinter printer(a.eval, "expected");
@@ -58,6 +69,7 @@ int run_suite_load(LoadArgs& a) {
   std::vector<LoadCase> cases;
   for (const auto& file : a.suites) {
     CandidateSuite suite = load_suite(file);
+    refuse_triton(suite, file);
     for (auto& c : suite.cases) cases.push_back({suite.definition, std::move(c)});
   }
   a.load.client = service_client_options(a.token_file);

@@ -17,5 +17,7 @@ void register_serve(CLI::App& app, Action& action);
 void register_run(CLI::App& app, Action& action);
 void register_report(CLI::App& app, Action& action);
 void register_import(CLI::App& app, Action& action);
+void register_data(CLI::App& app, Action& action);
+void register_mcp(CLI::App& app, Action& action);
 
 }  // namespace ptxbench::cli

@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
   ptxbench::cli::register_run(app, action);
   ptxbench::cli::register_report(app, action);
   ptxbench::cli::register_import(app, action);
+  ptxbench::cli::register_data(app, action);
+  ptxbench::cli::register_mcp(app, action);
   app.footer(kExitCodes);  // after the subcommands, which would otherwise inherit it
   try {
     app.parse(argc, argv);

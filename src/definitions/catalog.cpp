@@ -1,11 +1,38 @@
 #include "definitions/catalog.h"
 
 #include <algorithm>
+#include <cctype>
 #include <sstream>
 
 #include "common/error.h"
+#include "common/json_check.h"
 
 namespace ptxbench {
+
+std::vector<ProblemSet> parse_problem_sets(const std::string& text, const std::string& document) {
+  JsonChecker check(document);
+  ordered_json j = check.parse(text);
+  check.require_object(j, "");
+  std::vector<ProblemSet> out;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    ProblemSet set;
+    set.name = it.key();
+    set.source = document;
+    const bool word = !set.name.empty() && std::all_of(set.name.begin(), set.name.end(), [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+    });
+    if (!word) check.fail(set.name, "a set name is letters, digits and '_'");
+    if (!it.value().is_array()) check.fail(set.name, "expected an array of definition names");
+    for (std::size_t i = 0; i < it.value().size(); ++i) {
+      const auto& member = it.value()[i];
+      if (!member.is_string() || member.get<std::string>().empty())
+        check.fail(set.name + "[" + std::to_string(i) + "]", "expected a definition name");
+      set.definitions.push_back(member.get<std::string>());
+    }
+    out.push_back(std::move(set));
+  }
+  return out;
+}
 
 Catalog Catalog::load(const fs::path& root) {
   Catalog c;
@@ -15,7 +42,7 @@ Catalog Catalog::load(const fs::path& root) {
                                         " (set PTXBENCH_HOME to the ptxbench data root)");
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(defs))
-    if (e.path().extension() == ".json") files.push_back(e.path());
+    if (e.path().extension() == ".json" && e.path().filename() != kProblemSetsFile) files.push_back(e.path());
   std::sort(files.begin(), files.end());
   for (const auto& f : files) c.add_definition(parse_definition(read_file(f), f.string()));
 
@@ -36,6 +63,10 @@ Catalog Catalog::load(const fs::path& root) {
       }
     }
   }
+
+  fs::path sets = defs / kProblemSetsFile;
+  if (fs::exists(sets))
+    for (ProblemSet& s : parse_problem_sets(read_file(sets), sets.string())) c.add_problem_set(std::move(s));
   return c;
 }
 
@@ -54,6 +85,33 @@ void Catalog::add_workload(Workload w) {
       throw InputError("definitions", w.source + ": workload uuid '" + w.uuid + "' repeats " +
                                           existing.source);
   list.push_back(std::move(w));
+}
+
+void Catalog::add_problem_set(ProblemSet set) {
+  const std::string where = set.source + ": " + set.name;
+  for (const auto& s : m_problem_sets)
+    if (s.name == set.name) throw InputError("definitions", where + ": problem set already defined in " + s.source);
+  if (set.definitions.empty()) throw InputError("definitions", where + ": a problem set names at least one definition");
+  for (std::size_t i = 0; i < set.definitions.size(); ++i) {
+    const std::string& member = set.definitions[i];
+    const std::string at = where + "[" + std::to_string(i) + "]: ";
+    bool known = std::any_of(m_definitions.begin(), m_definitions.end(),
+                             [&](const Definition& d) { return d.name == member; });
+    if (!known) throw InputError("definitions", at + "unknown definition '" + member + "'");
+    if (std::find(set.definitions.begin(), set.definitions.begin() + static_cast<std::ptrdiff_t>(i), member) !=
+        set.definitions.begin() + static_cast<std::ptrdiff_t>(i))
+      throw InputError("definitions", at + "'" + member + "' is listed twice");
+  }
+  m_problem_sets.push_back(std::move(set));
+}
+
+const std::vector<std::string>& Catalog::problem_set(const std::string& name) const {
+  for (const auto& s : m_problem_sets)
+    if (s.name == name) return s.definitions;
+  std::string known;
+  for (const auto& s : m_problem_sets) known += (known.empty() ? "" : ", ") + s.name;
+  throw InputError("definitions",
+                   "unknown problem set '" + name + "' (known: " + (known.empty() ? "none" : known) + ")");
 }
 
 const Definition& Catalog::definition(const std::string& name) const {

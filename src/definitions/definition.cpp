@@ -80,7 +80,7 @@ Definition parse_definition(const std::string& text, const std::string& document
   JsonChecker check(document);
   ordered_json j = check.parse(text);
   check.only_fields(j, "", {"name", "op_type", "description", "tags", "axes", "constraints",
-                            "inputs", "outputs", "reference"});
+                            "inputs", "outputs", "reference", "tolerance"});
   Definition def;
   def.source = document;
   def.name = check.string_field(j, "", "name");
@@ -90,6 +90,27 @@ Definition parse_definition(const std::string& text, const std::string& document
   if (j.contains("tags")) def.tags = string_list(check, j["tags"], "tags");
   if (j.contains("constraints")) def.constraints = string_list(check, j["constraints"], "constraints");
   def.reference = check.string_field(j, "", "reference");
+  if (j.contains("tolerance")) {
+    const auto& t = j["tolerance"];
+    check.require_object(t, "tolerance");
+    check.only_fields(t, "tolerance", {"atol", "rtol", "required_matched_ratio", "outlier_atol", "outlier_rtol"});
+    ToleranceOverride o;
+    auto number = [&](const char* key, std::optional<double>& out, double low, double high) {
+      if (!t.contains(key)) return;
+      if (!t[key].is_number()) check.fail(std::string("tolerance.") + key, "must be a number");
+      double v = t[key].get<double>();
+      if (!(v > low && v <= high)) check.fail(std::string("tolerance.") + key, "out of range");
+      out = v;
+    };
+    number("atol", o.atol, 0.0, 1.0);
+    number("rtol", o.rtol, 0.0, 1.0);
+    number("required_matched_ratio", o.required_matched_ratio, 0.99, 1.0);
+    number("outlier_atol", o.outlier_atol, 0.0, 1.0);
+    number("outlier_rtol", o.outlier_rtol, 0.0, 1.0);
+    if (o.required_matched_ratio && *o.required_matched_ratio < 1.0 && !(o.outlier_atol && o.outlier_rtol))
+      check.fail("tolerance", "a required_matched_ratio below 1 needs outlier_atol and outlier_rtol: every element stays bounded");
+    def.tolerance = o;
+  }
 
   const auto& axes = check.member(j, "", "axes");
   check.require_object(axes, "axes");

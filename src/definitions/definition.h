@@ -26,6 +26,14 @@ struct TensorDecl {
   std::string description;
 };
 
+/// A definition's own correctness tolerance where its outputs need one other than the evaluator's
+/// default (docs/verdict.md, "Correctness"); unset fields keep the default.
+struct ToleranceOverride {
+  std::optional<double> atol, rtol, required_matched_ratio;
+  /// With required_matched_ratio < 1: the bound that every unmatched element must still meet.
+  std::optional<double> outlier_atol, outlier_rtol;
+};
+
 struct Definition {
   std::string name;
   std::string op_type;
@@ -36,6 +44,7 @@ struct Definition {
   std::vector<TensorDecl> outputs;
   std::vector<std::string> constraints;
   std::string reference;  ///< documents the math; our trusted implementation is in C++/CUDA
+  std::optional<ToleranceOverride> tolerance;
   std::string source;     ///< file it came from
   std::string json_text;  ///< the definition as it appears in prompts (pretty-printed)
 

@@ -45,6 +45,7 @@ struct BaselineRunner {
 // What one evaluation carries between stages.
 struct Evaluator::Context {
   EvalOptions options;  ///< this evaluation's options (the evaluator's defaults, or the request's)
+  Tolerance tolerance;  ///< options.tolerance with the definition's own fields over it
   Verdict v;
   ResolvedWorkload workload;
   WorkloadState* state = nullptr;
@@ -140,7 +141,9 @@ std::string check_message(const OutputCheck& check, int trial, TrialPhase phase)
   for (const auto& t : check.tensors)
     if (!t.passed)
       return "output " + t.name + " differs from the reference in " + std::to_string(t.mismatches) + " of " +
-             std::to_string(t.elements) + " elements (" + to_string(phase) + " trial " + std::to_string(trial) + ")";
+             std::to_string(t.elements) + " elements" +
+             (t.beyond_outlier_bound ? ", " + std::to_string(t.beyond_outlier_bound) + " of them beyond the outlier bound" : "") +
+             " (" + to_string(phase) + " trial " + std::to_string(trial) + ")";
   return "outputs differ from the reference";
 }
 
@@ -185,6 +188,7 @@ void Evaluator::begin(Context& c, const std::string& definition, const std::stri
                       const std::optional<EvalOptions>& options) const {
   c.options = options ? *options : m_options;
   const Definition& def = m_catalog.definition(definition);
+  c.tolerance = c.options.tolerance.for_definition(def);
   const Workload& w = workload.empty() ? m_catalog.default_workload(definition) : m_catalog.find_workload(definition, workload);
   (void)make_operator(def.op_type);  // an unsupported op is the caller's error, not a verdict
   c.workload = resolve_workload(def, w);
@@ -435,7 +439,7 @@ bool Evaluator::stage_sanitize(Context& c) {
 bool Evaluator::stage_correctness(Context& c) {
   auto record = [&](bool passed) {
     CorrectnessSection& s = c.v.stages.correctness.emplace();
-    s.tolerance = c.options.tolerance;
+    s.tolerance = c.tolerance;
     s.trials_planned = c.options.correctness_trials;
     s.passed = passed;
     s.trials = c.correctness_trials;
@@ -479,7 +483,7 @@ bool Evaluator::stage_correctness(Context& c) {
         return fail_with({Status::RUNTIME_ERROR, "the candidate's call failed: " + reply.failure->error});
       }
       c.slowest_call_us = std::max(c.slowest_call_us, host_us);  // our clock: the runner's own is not trusted
-      OutputCheck check = c.state->check_candidate(c.options.tolerance, c.options.compare_threads);
+      OutputCheck check = c.state->check_candidate(c.tolerance, c.options.compare_threads);
       c.correctness_trials.push_back(trial_record(trial, TrialPhase::correctness, seed, check));
       if (!check.passed()) return fail_with({status_for_check(check), check_message(check, trial, TrialPhase::correctness)});
     }
@@ -758,7 +762,7 @@ bool Evaluator::stage_timing(Context& c) {
         }
         if (check_baseline) {
           state.compute_reference();
-          OutputCheck bc = state.check_baseline(c.options.tolerance, c.options.compare_threads);
+          OutputCheck bc = state.check_baseline(c.tolerance, c.options.compare_threads);
           section.baseline_check = trial_record(trial, TrialPhase::baseline, seed, bc);
           if (!bc.passed()) throw Error("baseline", baseline_name + " failed the correctness rule against the reference");
         }
@@ -774,7 +778,7 @@ bool Evaluator::stage_timing(Context& c) {
         if (!timed) continue;
         cand_index.push_back(index);
         host_us.push_back(host);
-        OutputCheck spot = state.spot_check(secret, integrity.spot_rows, c.options.tolerance);
+        OutputCheck spot = state.spot_check(secret, integrity.spot_rows, c.tolerance);
         ++rec.spot_checked_calls;
         if (!spot.passed()) {
           ++rec.spot_failed_calls;
@@ -786,7 +790,7 @@ bool Evaluator::stage_timing(Context& c) {
         }
         if (full) {
           state.compute_reference();
-          OutputCheck check = state.check_candidate(c.options.tolerance, c.options.compare_threads);
+          OutputCheck check = state.check_candidate(c.tolerance, c.options.compare_threads);
           c.correctness_trials.push_back(trial_record(trial, TrialPhase::timing, seed, check));
           rec.full_checks.push_back({trial, k, check.passed()});
           if (!check.passed())

@@ -32,12 +32,14 @@ CandidateSuite load_suite(const fs::path& suite_file) {
   for (std::size_t i = 0; i < cases.size(); ++i) {
     std::string path = "cases[" + std::to_string(i) + "]";
     const auto& c = cases[i];
-    check.only_fields(c, path, {"name", "description", "file", "base", "edits", "expect"});
+    check.only_fields(c, path, {"name", "description", "language", "file", "base", "edits", "expect"});
     SuiteCase out;
     out.name = check.string_field(c, path, "name");
     out.description = check.optional_string(c, path, "description", "");
     bool has_file = c.contains("file"), has_base = c.contains("base");
     if (has_file == has_base) check.fail(path, "give exactly one of \"file\" and \"base\"");
+    out.language = language_of_path(check.string_field(c, path, has_file ? "file" : "base"));
+    if (c.contains("language")) out.language = check.enum_field(c, path, "language", parse_candidate_language);
     if (has_file) {
       out.origin = check.string_field(c, path, "file");
       out.source = read_file(dir / out.origin);
@@ -57,7 +59,9 @@ CandidateSuite load_suite(const fs::path& suite_file) {
         text.replace(text.find(find), find.size(), replace);
       }
       out.origin = base + " + " + std::to_string(edits.size()) + (edits.size() == 1 ? " edit" : " edits");
-      out.source = "// ptxbench suite case " + out.name + " (" + out.origin + "): " + out.description + "\n" + text;
+      const char* comment = out.language == CandidateLanguage::triton ? "# " : "// ";
+      out.source = comment + ("ptxbench suite case " + out.name + " (" + out.origin + "): " + out.description) + "\n" +
+                   text;
     }
     const auto& e = check.member(c, path, "expect");
     std::string epath = path + ".expect";

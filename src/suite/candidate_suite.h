@@ -9,6 +9,7 @@
 
 #include "common/fs.h"
 #include "common/json_check.h"
+#include "compile/triton_check.h"
 #include "verdict/verdict.h"
 
 namespace ptxbench {
@@ -30,6 +31,8 @@ struct SuiteCase {
   std::string description;
   std::string origin;  ///< "simt_tiled_gemm.cu" or "simt_tiled_gemm.cu + 2 edits"
   std::string source;  ///< the materialized, self-contained candidate
+  /// "language" in the file, else by the extension of "file"/"base" (.py: Triton).
+  CandidateLanguage language = CandidateLanguage::cuda;
   SuiteExpectation expect;
 };
 

@@ -42,7 +42,7 @@ inline float f16_to_float(uint16_t h) {
 }
 
 struct Partial {
-  int64_t mismatches = 0, non_finite = 0;
+  int64_t mismatches = 0, non_finite = 0, beyond = 0;
   double max_abs = 0.0, max_rel = 0.0;
   std::vector<std::pair<int64_t, std::pair<double, double>>> first;
 };
@@ -98,6 +98,8 @@ TensorComparison compare_tensor(const void* got, const float* expected, const Te
       }
       if (bad) {
         ++p.mismatches;
+        bool bounded = tol.outlier_atol > 0.0 || tol.outlier_rtol > 0.0;
+        if (bounded && (!std::isfinite(x) || (abs_err > tol.outlier_atol && rel_err > tol.outlier_rtol))) ++p.beyond;
         if (p.first.size() < kKeptMismatches) p.first.push_back({i, {x, y}});
       }
     }
@@ -105,6 +107,7 @@ TensorComparison compare_tensor(const void* got, const float* expected, const Te
   for (const auto& p : parts) {  // partitions are in index order, so this keeps the lowest indices
     c.mismatches += p.mismatches;
     c.non_finite += p.non_finite;
+    c.beyond_outlier_bound += p.beyond;
     c.max_abs_error = std::max(c.max_abs_error, p.max_abs);
     c.max_rel_error = std::max(c.max_rel_error, p.max_rel);
     for (const auto& [i, v] : p.first)
@@ -114,7 +117,20 @@ TensorComparison compare_tensor(const void* got, const float* expected, const Te
   double matched = c.elements ? 1.0 - static_cast<double>(c.mismatches) / static_cast<double>(c.elements) : 1.0;
   c.passed = c.non_finite == 0 && matched >= tol.required_ratio && c.elements > 0;
   if (tol.required_ratio >= 1.0) c.passed = c.passed && c.mismatches == 0;
+  c.passed = c.passed && c.beyond_outlier_bound == 0;
   return c;
+}
+
+Tolerance Tolerance::for_definition(const Definition& def) const {
+  Tolerance t = *this;
+  if (!def.tolerance) return t;
+  const ToleranceOverride& o = *def.tolerance;
+  t.atol = o.atol.value_or(t.atol);
+  t.rtol = o.rtol.value_or(t.rtol);
+  t.required_ratio = o.required_matched_ratio.value_or(t.required_ratio);
+  t.outlier_atol = o.outlier_atol.value_or(t.outlier_atol);
+  t.outlier_rtol = o.outlier_rtol.value_or(t.outlier_rtol);
+  return t;
 }
 
 namespace {
@@ -155,6 +171,7 @@ void to_json(ordered_json& j, const TensorComparison& c) {
        {"elements", c.elements}, {"mismatches", c.mismatches},
        {"non_finite", c.non_finite}, {"max_abs_error", c.max_abs_error},
        {"max_rel_error", c.max_rel_error}, {"first_mismatches", c.first_mismatches}};
+  if (c.beyond_outlier_bound) j["beyond_outlier_bound"] = c.beyond_outlier_bound;
 }
 
 void from_json(const ordered_json& j, TensorComparison& c) {
@@ -167,10 +184,15 @@ void from_json(const ordered_json& j, TensorComparison& c) {
   read_field(j, "max_abs_error", c.max_abs_error);
   read_field(j, "max_rel_error", c.max_rel_error);
   read_field(j, "first_mismatches", c.first_mismatches);
+  read_field(j, "beyond_outlier_bound", c.beyond_outlier_bound);
 }
 
 void to_json(ordered_json& j, const Tolerance& t) {
   j = {{"atol", t.atol}, {"rtol", t.rtol}, {"required_matched_ratio", t.required_ratio}};
+  if (t.outlier_atol > 0.0 || t.outlier_rtol > 0.0) {
+    j["outlier_atol"] = t.outlier_atol;
+    j["outlier_rtol"] = t.outlier_rtol;
+  }
 }
 
 void from_json(const ordered_json& j, Tolerance& t) {
@@ -178,6 +200,8 @@ void from_json(const ordered_json& j, Tolerance& t) {
   read_field(j, "atol", t.atol);
   read_field(j, "rtol", t.rtol);
   read_field(j, "required_matched_ratio", t.required_ratio);
+  read_field(j, "outlier_atol", t.outlier_atol);
+  read_field(j, "outlier_rtol", t.outlier_rtol);
 }
 
 }  // namespace ptxbench

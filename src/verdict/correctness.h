@@ -1,12 +1,15 @@
 // The correctness rule (DESIGN §4): any NaN/Inf fails; an element fails only if
 // |x−y| > atol AND |x−y|/(|y|+1e-8) > rtol; a tensor passes when the matched ratio reaches
-// `required_ratio` (1.0: every element). Runs on the host over the copied-back output.
+// `required_ratio` (1.0: every element) and, below 1, every unmatched element is still within the
+// outlier bound (outlier_atol / outlier_rtol, the same AND rule). Runs on the host over the
+// copied-back output.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "common/json_check.h"
+#include "definitions/definition.h"
 #include "definitions/workload.h"
 
 namespace ptxbench {
@@ -15,6 +18,11 @@ struct Tolerance {
   double atol = 1e-2;
   double rtol = 1e-2;
   double required_ratio = 1.0;
+  double outlier_atol = 0.0;  ///< with required_ratio < 1; 0 with 0: no bound (refused by definitions)
+  double outlier_rtol = 0.0;
+
+  /// The tolerance for `def`: this one with the definition's own fields over it.
+  [[nodiscard]] Tolerance for_definition(const Definition& def) const;
 };
 
 struct Mismatch {
@@ -32,6 +40,7 @@ struct TensorComparison {
   double max_rel_error = 0.0;
   std::vector<Mismatch> first_mismatches;  ///< lowest linear indices first (at most 8)
   bool passed = false;
+  int64_t beyond_outlier_bound = 0;  ///< mismatches outside the outlier bound (when one is set)
 };
 
 /// Compares the candidate's output `got` (raw elements of spec.dtype) with the fp32 reference, on

@@ -233,8 +233,9 @@ TEST(ExpertSources, ThePacksExpertsComeFirstAndAVariantIsAnEditOfOne) {
   EXPECT_NE(causal.source.find("constexpr bool kCausal = true;"), std::string::npos);
   EXPECT_NE(causal.source.find("wgmma"), std::string::npos);
   EXPECT_EQ(find_expert_source(PTXBENCH_SOURCE_DIR, "mha_bwd_d128").origin, "knowledge/hopper/experts/mha_bwd_d128.cu");
-  // The causal backward has no expert in the pack yet: the passing SIMT fixture stands in.
-  EXPECT_EQ(find_expert_source(PTXBENCH_SOURCE_DIR, "mha_bwd_d128_causal").origin.rfind("tests/fixtures/attention/", 0), 0u);
+  ExpertSource bwd_causal = find_expert_source(PTXBENCH_SOURCE_DIR, "mha_bwd_d128_causal");
+  EXPECT_EQ(bwd_causal.origin, "knowledge/hopper/experts/mha_bwd_d128_causal_suite.json:expert_mha_bwd_d128_causal");
+  EXPECT_NE(bwd_causal.source.find("constexpr bool kCausal = true;"), std::string::npos);
 }
 
 TEST_F(AgentTest, KilledRunResumesWithNoLostAndNoRepeatedTurn) {

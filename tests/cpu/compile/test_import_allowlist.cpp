@@ -294,7 +294,8 @@ TEST(ImportAllowlistOnRealCode, EveryFixtureExpertAndTypicalCandidateKeepsItsCom
                          kRoot / "knowledge/hopper/experts/gemm_n7168_k5120_suite.json",
                          kRoot / "knowledge/hopper/experts/mha_with_lse_d128_suite.json",
                          kRoot / "knowledge/hopper/experts/mha_with_lse_d128_causal_suite.json",
-                         kRoot / "knowledge/hopper/experts/mha_bwd_d128_suite.json"}) {
+                         kRoot / "knowledge/hopper/experts/mha_bwd_d128_suite.json",
+                         kRoot / "knowledge/hopper/experts/mha_bwd_d128_causal_suite.json"}) {
     CandidateSuite s = load_suite(suite);
     for (const auto& c : s.cases)
       builds.push_back({(suite.parent_path().filename() / suite.filename()).string() + " " + c.name, "sm_90a",

@@ -62,6 +62,44 @@ TEST(CorrectnessRule, RequiredRatioBelowOneToleratesAFewMismatches) {
   EXPECT_TRUE(compare_tensor(got.data(), expected.data(), f32_spec({100}), Tolerance{1e-2, 1e-2, 0.98}).passed);
 }
 
+// The causal backward's rule (definitions/mha_bwd_*_causal.json): a few elements may miss the 1e-2
+// tolerance (bf16 rounding of P and dS on rows with one or two keys, as cuDNN and FlashAttention do),
+// but every one of them stays within the outlier bound; one garbage element fails the tensor.
+TEST(CorrectnessRule, OutliersAreToleratedOnlyWithinTheirBound) {
+  Tolerance tol{1e-2, 1e-2, 0.98, 5e-2, 5e-2};
+  std::vector<float> expected(100, 1.0f), got(100, 1.0f);
+  got[3] = 1.02f;  // 2% off: a mismatch, within the 5% bound
+  got[50] = 0.96f;
+  TensorComparison c = compare_tensor(got.data(), expected.data(), f32_spec({100}), tol);
+  EXPECT_TRUE(c.passed);
+  EXPECT_EQ(c.mismatches, 2);
+  EXPECT_EQ(c.beyond_outlier_bound, 0);
+  got[77] = 1.06f;  // within the ratio (3 of 100) but beyond the bound
+  c = compare_tensor(got.data(), expected.data(), f32_spec({100}), tol);
+  EXPECT_FALSE(c.passed);
+  EXPECT_EQ(c.mismatches, 3);
+  EXPECT_EQ(c.beyond_outlier_bound, 1);
+  got[77] = 1.0f;
+  got[10] = got[11] = 1.03f;  // 4 of 100 mismatch: more than the ratio allows
+  EXPECT_FALSE(compare_tensor(got.data(), expected.data(), f32_spec({100}), tol).passed);
+  // The bound is written into the verdict only when set, and read back.
+  ordered_json j = tol;
+  EXPECT_EQ(j["outlier_atol"], 5e-2);
+  EXPECT_FALSE(ordered_json(Tolerance{}).contains("outlier_atol"));
+  EXPECT_DOUBLE_EQ(j.get<Tolerance>().outlier_rtol, 5e-2);
+}
+
+TEST(CorrectnessRule, ADefinitionsToleranceOverridesTheDefaultFieldByField) {
+  Definition def;
+  EXPECT_DOUBLE_EQ(Tolerance{}.for_definition(def).required_ratio, 1.0);
+  def.tolerance = ToleranceOverride{std::nullopt, 2e-2, 0.99999, 5e-2, 5e-2};
+  Tolerance t = Tolerance{}.for_definition(def);
+  EXPECT_DOUBLE_EQ(t.atol, 1e-2) << "unset: the default";
+  EXPECT_DOUBLE_EQ(t.rtol, 2e-2);
+  EXPECT_DOUBLE_EQ(t.required_ratio, 0.99999);
+  EXPECT_DOUBLE_EQ(t.outlier_atol, 5e-2);
+}
+
 TEST(CorrectnessRule, PoisonedBf16OutputIsCaughtAndIndicesAreOrdered) {
   // 0xFFFF is how the runner poisons bf16 outputs: a NaN.
   const int64_t rows = 512, cols = 4096;  // big enough for the threaded path

@@ -303,23 +303,25 @@ bool load_libcuda_or_stub() {
 // Needs no GPU: the graphs are planned for an H200 from its properties, and the engine heuristics
 // pick must take them (fused flash attention: it compiles them with NVRTC). On a machine without a
 // driver the last step, loading the kernel, fails with CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER.
+// Every head dimension of the catalog: 128 (evaluation), 64 and 96 (generalisation definitions).
 TEST(MhaCudnnDeviceless, FlashEnginesTakeTheGraphsForAnH200) {
   if (cudnn::runtime_version_number() < 91100) GTEST_SKIP() << "deviceless planning needs cuDNN 9.11+";
   if (!load_libcuda_or_stub()) GTEST_SKIP() << "neither libcuda.so.1 nor the CUDA toolkit's stub is loadable";
   cudnn::Descriptor props = cudnn::device_properties_from_json(kH200Properties);
-  for (bool backward : {false, true})
-    for (bool causal : {false, true}) {
-      MhaShape s{4, 48, 4096, 128, causal};
-      std::string what = std::string(backward ? "bwd " : "fwd ") + shape_text(s);
-      cudnn::GraphBuilder g = build_sdpa_graph(backward, s, "fe113", nullptr);
-      cudnn::PlanProbe probe = cudnn::probe_first_config(g, props);
-      std::printf("%s: %s; %s\n", what.c_str(), probe.choice.describe().c_str(), probe.detail.c_str());
-      EXPECT_TRUE(probe.status == CUDNN_STATUS_SUCCESS || probe.status == CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER)
-          << what << ": " << probe.detail << "\n" << g.describe();
-      EXPECT_NE(std::find(probe.choice.notes.begin(), probe.choice.notes.end(), "runtime_compilation"),
-                probe.choice.notes.end())
-          << what << ": expected cuDNN's runtime-compiled fused attention engine, got " << probe.choice.describe();
-    }
+  for (int64_t D : {128, 64, 96})
+    for (bool backward : {false, true})
+      for (bool causal : {false, true}) {
+        MhaShape s{4, 48, 4096, D, causal};
+        std::string what = std::string(backward ? "bwd " : "fwd ") + shape_text(s);
+        cudnn::GraphBuilder g = build_sdpa_graph(backward, s, "fe113", nullptr);
+        cudnn::PlanProbe probe = cudnn::probe_first_config(g, props);
+        std::printf("%s: %s; %s\n", what.c_str(), probe.choice.describe().c_str(), probe.detail.c_str());
+        EXPECT_TRUE(probe.status == CUDNN_STATUS_SUCCESS || probe.status == CUDNN_STATUS_EXECUTION_FAILED_CUDA_DRIVER)
+            << what << ": " << probe.detail << "\n" << g.describe();
+        EXPECT_NE(std::find(probe.choice.notes.begin(), probe.choice.notes.end(), "runtime_compilation"),
+                  probe.choice.notes.end())
+            << what << ": expected cuDNN's runtime-compiled fused attention engine, got " << probe.choice.describe();
+      }
 }
 
 class MhaCudnnTest : public GpuTest {};

@@ -318,24 +318,28 @@ TEST_F(MhaReferenceTest, BackwardOperatorDerivesOAndLseFromTheTrustedForward) {
   }
 }
 
-// No GPU needed: the op types are known and the FLOP convention is FlashAttention's.
+// No GPU needed: the op types are known and the FLOP convention is FlashAttention's, at every
+// head dimension the catalog has (d128 for evaluation, d64 and d96 for generalisation).
 TEST(MhaOperators, FourOpTypesWithTheFlashAttentionFlopConvention) {
   Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
-  const double full = 4.0 * 4 * 48 * 4096.0 * 4096.0 * 128;  // 4·B·H·S²·D at the default S = 4096
-  struct Case {
-    const char* definition;
-    double flops;
-  } cases[] = {{"mha_with_lse_d128", full},
-               {"mha_with_lse_d128_causal", full / 2},
-               {"mha_bwd_d128", 2.5 * full},
-               {"mha_bwd_d128_causal", 2.5 * full / 2}};
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.definition);
-    const Definition& def = catalog.definition(c.definition);
-    ResolvedWorkload w = resolve_workload(def, catalog.default_workload(c.definition));
-    auto op = make_operator(def.op_type);
-    EXPECT_DOUBLE_EQ(op->flops(w), c.flops);
-    EXPECT_GT(op->min_bytes(w), 0.0);
+  for (int D : {128, 64, 96}) {
+    const std::string d = "_d" + std::to_string(D);
+    const double full = 4.0 * 4 * 48 * 4096.0 * 4096.0 * D;  // 4·B·H·S²·D at the default S = 4096
+    struct Case {
+      std::string definition;
+      double flops;
+    } cases[] = {{"mha_with_lse" + d, full},
+                 {"mha_with_lse" + d + "_causal", full / 2},
+                 {"mha_bwd" + d, 2.5 * full},
+                 {"mha_bwd" + d + "_causal", 2.5 * full / 2}};
+    for (const auto& c : cases) {
+      SCOPED_TRACE(c.definition);
+      const Definition& def = catalog.definition(c.definition);
+      ResolvedWorkload w = resolve_workload(def, catalog.default_workload(c.definition));
+      auto op = make_operator(def.op_type);
+      EXPECT_DOUBLE_EQ(op->flops(w), c.flops);
+      EXPECT_GT(op->min_bytes(w), 0.0);
+    }
   }
   EXPECT_THROW((void)make_operator("mha_fwd_sliding"), InputError);
 }
