@@ -323,12 +323,13 @@ TEST(Definitions, MalformedDefinitionsNameTheField) {
   EXPECT_NE(replaced(ref, "\"tolerance\": {\"slack\": 1}, " + ref).find("tolerance.slack: unknown field"), std::string::npos);
 }
 
-// Only the causal backward definitions carry their own tolerance (docs/verdict.md, "Correctness").
-TEST(Definitions, OnlyTheCausalBackwardsHaveTheirOwnTolerance) {
+// Only the causal backward definitions and the K = 21504 GEMM carry their own tolerance, where
+// cuDNN / cuBLASLt themselves miss the all-elements rule (docs/verdict.md, "Correctness").
+TEST(Definitions, OnlyTheCausalBackwardsAndTheLongestKHaveTheirOwnTolerance) {
   Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
   for (const Definition& d : catalog.definitions()) {
     const std::string& name = d.name;
-    bool causal_bwd = d.op_type == "mha_bwd_causal";
+    bool causal_bwd = d.op_type == "mha_bwd_causal" || name == "gemm_n5376_k21504";
     EXPECT_EQ(d.tolerance.has_value(), causal_bwd) << name;
     if (causal_bwd) {
       EXPECT_DOUBLE_EQ(*d.tolerance->required_matched_ratio, 0.99999) << name;
