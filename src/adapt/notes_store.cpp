@@ -246,25 +246,8 @@ std::string fts5_quote(std::string_view term) {
 }
 
 NotesStore::NotesStore(const std::string& path, Open mode) : m_path(path), m_db(checked_path(path, mode)) {
-  SqliteTransaction tx(m_db);
-  int64_t app = m_db.pragma_int("application_id");
-  int64_t version = m_db.pragma_int("user_version");
-  if (app == 0 && version == 0) {
-    auto tables = m_db.prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'");
-    tables.step();
-    if (tables.integer(0) != 0) throw NotesStoreError(path + " is another SQLite database, not a ptxbench notes store");
-    m_db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
-  } else if (app != kApplicationId) {
-    throw NotesStoreError(path + " is not a ptxbench notes store (SQLite application_id " + std::to_string(app) + ")");
-  }
-  if (version > kSchemaVersion)
-    throw NotesStoreError(path + " has notes store schema version " + std::to_string(version) +
-                          ", newer than this ptxbench reads (" + std::to_string(kSchemaVersion) + "); use a newer ptxbench");
-  for (int64_t v = version; v < kSchemaVersion; ++v) {
-    for (const char* sql : kMigrations[static_cast<std::size_t>(v)]) m_db.exec(sql);
-    m_db.exec("PRAGMA user_version = " + std::to_string(v + 1));
-  }
-  tx.commit();
+  if (std::string problem = m_db.migrate(kApplicationId, "notes store", kMigrations); !problem.empty())
+    throw NotesStoreError(problem);
 }
 
 int64_t NotesStore::add(const RepairNote& note, const std::string& wrong_kernel_source,

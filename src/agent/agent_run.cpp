@@ -106,18 +106,7 @@ AgentRunResult execute(RunStore& store, const std::string& run_id, const RunConf
   ServiceClient service(url, service_client_options(c.service_token_file));
   // Fail now, not after the first model answers, when the service is away, refuses our token or
   // lacks a definition.
-  ordered_json defs;
-  try {
-    defs = service.definitions();
-  } catch (const AccessDenied&) {
-    throw;
-  } catch (const Error& e) {
-    throw EnvironmentError("run", "the evaluation service at " + url + " cannot be used: " + e.what());
-  }
-  std::set<std::string> served;
-  for (const auto& d : defs) served.insert(d.value("name", ""));
-  for (const auto& d : c.definitions)
-    if (!served.count(d)) throw EnvironmentError("run", "the evaluation service at " + url + " does not know definition " + d);
+  service.require_definitions(c.definitions, "run");
   ProgressDisplay progress(labels, setup.tty);
   std::atomic<std::size_t> next{0};
   std::mutex errors_mutex;

@@ -318,26 +318,8 @@ RunStore::RunStore(const std::string& path, Open mode) : m_path(path), m_db(chec
   // Turns are minutes apart: a full fsync per commit costs nothing here and keeps the last step
   // even across a power loss, not only a process kill (which WAL with NORMAL already survives).
   m_db.exec("PRAGMA synchronous=FULL");
-  SqliteTransaction tx(m_db);
-  int64_t app = m_db.pragma_int("application_id");
-  int64_t version = m_db.pragma_int("user_version");
-  if (app == 0 && version == 0) {
-    auto tables = m_db.prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'");
-    tables.step();
-    if (tables.integer(0) != 0) throw RunStoreError(path + " is another SQLite database, not a ptxbench run store");
-    m_db.exec("PRAGMA application_id = " + std::to_string(kApplicationId));
-  } else if (app != kApplicationId) {
-    throw RunStoreError(path + " is not a ptxbench run store (SQLite application_id " + std::to_string(app) + ")");
-  }
-  if (version > kSchemaVersion)
-    throw RunStoreError(path + " has run store schema version " + std::to_string(version) +
-                        ", newer than this ptxbench reads (" + std::to_string(kSchemaVersion) +
-                        "); use a newer ptxbench");
-  for (int64_t v = version; v < kSchemaVersion; ++v) {
-    for (const char* sql : kMigrations[static_cast<std::size_t>(v)]) m_db.exec(sql);
-    m_db.exec("PRAGMA user_version = " + std::to_string(v + 1));
-  }
-  tx.commit();
+  if (std::string problem = m_db.migrate(kApplicationId, "run store", kMigrations); !problem.empty())
+    throw RunStoreError(problem);
 }
 
 // ---------------------------------------------------------------------------------------- runs

@@ -35,22 +35,6 @@ struct McpArgs {
   std::vector<std::string> local_service_args;
 };
 
-// The service must answer and know the definition before a client is told the session is ready.
-void check_service(const ServiceClient& service, const std::string& url, const std::string& definition) {
-  ordered_json defs;
-  try {
-    defs = service.definitions();
-  } catch (const AccessDenied&) {
-    throw;
-  } catch (const Error& e) {
-    throw EnvironmentError("mcp", "the evaluation service at " + url + " cannot be used: " + e.what());
-  }
-  std::set<std::string> served;
-  for (const auto& d : defs) served.insert(d.value("name", ""));
-  if (!served.count(definition))
-    throw EnvironmentError("mcp", "the evaluation service at " + url + " does not know definition " + definition);
-}
-
 int run_mcp(const McpArgs& a) {
   // The protocol keeps its own descriptor; fd 1 becomes stderr, so nothing else written to stdout
   // (by a library, by a child that inherits it) can break a message.
@@ -74,7 +58,8 @@ int run_mcp(const McpArgs& a) {
     throw InputError("cli", "--local-service-arg goes with --service local");
   }
   ServiceClient service(url, service_client_options(a.token_file));
-  check_service(service, url, a.definition);
+  // The service must answer and know the definition before a client is told the session is ready.
+  service.require_definitions({a.definition}, "mcp");
   RunStore store(a.store);
 
   mcp::SessionConfig c;

@@ -42,6 +42,31 @@ int64_t SqliteDb::pragma_int(const char* name) {
   return st.integer(0);
 }
 
+std::string SqliteDb::migrate(int64_t application_id, const std::string& kind,
+                              const std::vector<std::vector<const char*>>& migrations) {
+  const auto newest = static_cast<int64_t>(migrations.size());
+  SqliteTransaction tx(*this);
+  int64_t app = pragma_int("application_id");
+  int64_t version = pragma_int("user_version");
+  if (app == 0 && version == 0) {
+    auto tables = prepare("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'");
+    tables.step();
+    if (tables.integer(0) != 0) return m_path + " is another SQLite database, not a ptxbench " + kind;
+    exec("PRAGMA application_id = " + std::to_string(application_id));
+  } else if (app != application_id) {
+    return m_path + " is not a ptxbench " + kind + " (SQLite application_id " + std::to_string(app) + ")";
+  }
+  if (version > newest)
+    return m_path + " has " + kind + " schema version " + std::to_string(version) + ", newer than this ptxbench reads (" +
+           std::to_string(newest) + "); use a newer ptxbench";
+  for (int64_t v = version; v < newest; ++v) {
+    for (const char* sql : migrations[static_cast<std::size_t>(v)]) exec(sql);
+    exec("PRAGMA user_version = " + std::to_string(v + 1));
+  }
+  tx.commit();
+  return "";
+}
+
 SqliteReadSnapshot::SqliteReadSnapshot(SqliteDb& db) : m_db(db) { m_db.exec("BEGIN DEFERRED"); }
 
 SqliteReadSnapshot::~SqliteReadSnapshot() { sqlite3_exec(m_db.handle(), "COMMIT", nullptr, nullptr, nullptr); }

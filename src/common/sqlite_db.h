@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace ptxbench {
 
@@ -27,6 +28,12 @@ class SqliteDb {
   [[nodiscard]] int64_t changes() const;
   /// The integer value of `PRAGMA name` (user_version, application_id, ...).
   [[nodiscard]] int64_t pragma_int(const char* name);
+  /// Opens a versioned store in one transaction: stamps an empty file with `application_id`,
+  /// refuses a file of another kind or a newer schema, then runs `migrations[v]` (the statements
+  /// taking version v to v + 1) up to migrations.size(). Returns "" when done, else the problem
+  /// ("PATH is not a ptxbench KIND ...") for the caller to throw as its own error type.
+  [[nodiscard]] std::string migrate(int64_t application_id, const std::string& kind,
+                                    const std::vector<std::vector<const char*>>& migrations);
 
  private:
   sqlite3* m_db = nullptr;

@@ -1,5 +1,6 @@
 #include "service/service_client.h"
 
+
 #include <curl/curl.h>
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "service/access_token.h"
@@ -157,6 +159,21 @@ ordered_json ServiceClient::wait_done(const std::string& id, double timeout_s) c
     ordered_json t = get(id, std::min(left, 30.0));
     if (t.value("state", "") == "done") return t;
   }
+}
+
+void ServiceClient::require_definitions(const std::vector<std::string>& wanted, const std::string& who) const {
+  ordered_json defs;
+  try {
+    defs = definitions();
+  } catch (const AccessDenied&) {
+    throw;
+  } catch (const Error& e) {
+    throw EnvironmentError(who, "the evaluation service at " + m_base + " cannot be used: " + e.what());
+  }
+  std::set<std::string> served;
+  for (const auto& d : defs) served.insert(d.value("name", ""));
+  for (const auto& d : wanted)
+    if (!served.count(d)) throw EnvironmentError(who, "the evaluation service at " + m_base + " does not know definition " + d);
 }
 
 ordered_json ServiceClient::definitions() const {

@@ -57,6 +57,9 @@ class ServiceClient {
   ordered_json wait_done(const std::string& id, double timeout_s) const;
   /// GET /v1/definitions: the definitions the service knows.
   ordered_json definitions() const;
+  /// Fails before any work when the service is away, refuses our token (AccessDenied, as is) or
+  /// does not serve one of `wanted`: EnvironmentError(`who`, ...) naming the service and definition.
+  void require_definitions(const std::vector<std::string>& wanted, const std::string& who) const;
 
   [[nodiscard]] const std::string& base_url() const noexcept { return m_base; }
 
