@@ -48,6 +48,10 @@ fi
 "$root/scripts/install_tokenizer.sh" >/dev/null
 # The official MCP TypeScript SDK (pinned) for the MCP server's client test (docs/mcp.md).
 "$root/scripts/install_mcp_client.sh" >/dev/null
+# The coding-agent CLIs (Codex, opencode; pinned, ~750 MB) that `ptxbench agent run` drives and
+# its end-to-end test runs offline (docs/coding_agents.md); PTXBENCH_SKIP_AGENT_CLIS=1 leaves them
+# out (that test then skips).
+[ "${PTXBENCH_SKIP_AGENT_CLIS:-0}" = 1 ] || "$root/scripts/install_agent_clis.sh" >/dev/null
 cd "$root"
 cmake --preset release >/dev/null
 cmake --build --preset release -j"$(nproc)"

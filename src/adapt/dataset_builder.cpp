@@ -9,8 +9,8 @@
 #include <mutex>
 #include <numbers>
 #include <set>
-#include <thread>
 
+#include "adapt/teacher_call.h"
 #include "common/sha256.h"
 #include "report/report_html.h"
 
@@ -100,35 +100,6 @@ ordered_json dataset_info(const std::string& name) {
     return ordered_json{{"file_name", file}, {"formatting", "sharegpt"}, {"columns", {{"messages", "messages"}}}, {"tags", tags}};
   };
   return {{name + "_train", entry(kTrainFile)}, {name + "_eval", entry(kEvalFile)}};
-}
-
-/// Runs `work(i)` for i in [0, n) on up to `threads` threads; the first exception stops the others
-/// taking new items and is rethrown once all have finished.
-template <class Work>
-void parallel_items(std::size_t n, int threads, Work work) {
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto run = [&] {
-    while (!failed.load()) {
-      std::size_t i = next++;
-      if (i >= n) return;
-      try {
-        work(i);
-      } catch (...) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-        failed = true;
-      }
-    }
-  };
-  std::size_t count = std::min<std::size_t>(n, static_cast<std::size_t>(std::max(1, threads)));
-  std::vector<std::thread> pool;
-  for (std::size_t t = 1; t < count; ++t) pool.emplace_back(run);
-  run();
-  for (auto& t : pool) t.join();
-  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace
@@ -271,7 +242,7 @@ BuildResult build_dataset(const RunStore& store, const DataRecipe& recipe, const
     ReasoningSynthesizer synth(*client, recipe.teacher->model, recipe.reasoning, out_dir / kCacheDir);
     std::mutex progress_mutex;
     std::atomic<std::size_t> done{0};
-    parallel_items(n, recipe.reasoning.concurrency, [&](std::size_t i) {
+    for_each_request(n, recipe.reasoning.concurrency, [&](std::size_t i) {
       ReasoningRequest request = fixit ? reasoning_request(plan.fixit[i]) : reasoning_request(plan.kernelgen[i]);
       synthesized[i] = synth.synthesize(request);
       std::size_t k = ++done;

@@ -202,78 +202,63 @@ std::optional<std::string> reasoning_rejection(const std::string& reasoning, con
 
 // ---- the synthesizer
 
+namespace {
+
+SynthesisResult result_of(const TeacherOutcome& o, const std::string& teacher_model) {
+  SynthesisResult r;
+  r.accepted = o.accepted;
+  r.reasoning = o.value;
+  r.attempts = o.attempts;
+  r.rejections = o.rejections;
+  r.from_cache = o.from_cache;
+  r.teacher_model = teacher_model;
+  return r;
+}
+
+}  // namespace
+
 ReasoningSynthesizer::ReasoningSynthesizer(ModelClient& client, std::string teacher_model, ReasoningLimits limits,
                                            fs::path cache_dir)
-    : m_client(client), m_model(std::move(teacher_model)), m_limits(limits), m_cache_dir(std::move(cache_dir)) {
-  fs::create_directories(m_cache_dir);
+    : m_client(client),
+      m_model(std::move(teacher_model)),
+      m_limits(limits),
+      m_cache(std::move(cache_dir), kReasoningCacheSchema, "reasoning") {
+  fs::create_directories(m_cache.dir());
 }
 
 fs::path ReasoningSynthesizer::cache_path(const ReasoningRequest& request) const {
-  return m_cache_dir / (request.key(m_model) + ".json");
+  return m_cache.path(request.key(m_model));
 }
 
 std::optional<SynthesisResult> ReasoningSynthesizer::cached(const ReasoningRequest& request) const {
-  fs::path path = cache_path(request);
-  if (!fs::exists(path)) return std::nullopt;
-  SynthesisResult r;
-  try {
-    auto j = ordered_json::parse(read_file(path));
-    if (j.value("schema", "") != kReasoningCacheSchema || j.value("key", "") != request.key(m_model)) return std::nullopt;
-    r.accepted = j.at("accepted").get<bool>();
-    r.reasoning = j.at("reasoning").get<std::string>();
-    r.attempts = j.at("attempts").get<int>();
-    r.rejections = j.at("rejections").get<std::vector<std::string>>();
-    r.teacher_model = j.at("teacher_model").get<std::string>();
-  } catch (const std::exception&) {
-    return std::nullopt;  // a damaged entry is synthesized again and overwritten
-  }
-  r.from_cache = true;
-  if (r.accepted) {
-    if (reasoning_rejection(r.reasoning, request.target_kernel, m_limits)) return std::nullopt;
-    return r;
-  }
-  if (r.attempts >= m_limits.attempts) return r;
-  return std::nullopt;
+  auto hit = m_cache.load(request.key(m_model), m_limits.attempts, [&](const std::string& reasoning) {
+    return !reasoning_rejection(reasoning, request.target_kernel, m_limits);
+  });
+  if (!hit) return std::nullopt;
+  return result_of(*hit, m_model);
 }
 
 SynthesisResult ReasoningSynthesizer::synthesize(const ReasoningRequest& request) {
   if (auto hit = cached(request)) return *hit;
-  SynthesisResult r;
-  r.teacher_model = m_model;
-  for (int attempt = 1; attempt <= m_limits.attempts && !r.accepted; ++attempt) {
-    ReasoningPrompt prompt = reasoning_prompt(request, m_limits, r.rejections);
-    ChatRequest call;
-    call.system = prompt.system;
-    call.messages = {{"user", prompt.user}};
-    ++m_calls;
-    ChatResponse answer = m_client.complete(call);
-    r.attempts = attempt;
-    if (answer.finish_reason == FinishReason::length) {
-      r.rejections.push_back("the answer was cut at the max_tokens limit");
-      continue;
-    }
-    auto text = extract_reasoning(answer.text);
-    if (!text) {
-      r.rejections.push_back("the answer has no closed <reasoning> ... </reasoning> block");
-      continue;
-    }
-    if (auto why = reasoning_rejection(*text, request.target_kernel, m_limits)) {
-      r.rejections.push_back(*why);
-      continue;
-    }
-    r.accepted = true;
-    r.reasoning = *text;
-  }
-  ordered_json entry = {{"schema", kReasoningCacheSchema},
-                        {"prompt_version", kReasoningPromptVersion},
-                        {"key", request.key(m_model)},
-                        {"teacher_model", m_model},
-                        {"accepted", r.accepted},
-                        {"attempts", r.attempts},
-                        {"rejections", r.rejections},
-                        {"reasoning", r.reasoning}};
-  write_file_atomic(cache_path(request), entry.dump(2, ' ', false, ordered_json::error_handler_t::replace) + "\n");
-  return r;
+  TeacherOutcome o = ask_teacher(
+      m_client, m_limits.attempts,
+      [&](const std::vector<std::string>& rejections) {
+        ReasoningPrompt prompt = reasoning_prompt(request, m_limits, rejections);
+        ChatRequest call;
+        call.system = prompt.system;
+        call.messages = {{"user", prompt.user}};
+        return call;
+      },
+      [&](const std::string& answer) {
+        auto text = extract_reasoning(answer);
+        if (!text) return AnswerCheck::reject("the answer has no closed <reasoning> ... </reasoning> block");
+        if (auto why = reasoning_rejection(*text, request.target_kernel, m_limits)) return AnswerCheck::reject(*why);
+        return AnswerCheck::accept(*text);
+      },
+      m_calls);
+  const std::string key = request.key(m_model);
+  m_cache.store(key, {{"prompt_version", kReasoningPromptVersion}, {"key", key}, {"teacher_model", m_model}}, o);
+  return result_of(o, m_model);
 }
 
 }  // namespace ptxbench

@@ -4,7 +4,8 @@
 // the length limits, without their <reasoning> block, with reserved tags, or copying the target
 // kernel are rejected and asked again with a stricter instruction, up to `attempts` calls; every
 // outcome is cached by request key in the dataset folder, so a rebuild calls no one
-// (docs/adaptation.md, "Reasoning").
+// (docs/adaptation.md, "Reasoning"). The loop and the cache are teacher_call.h's, shared with the
+// repair notes (note_synthesis.h).
 #pragma once
 
 #include <atomic>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "adapt/repair_pairs.h"
+#include "adapt/teacher_call.h"
 #include "agent/model_client.h"
 #include "common/fs.h"
 
@@ -124,7 +126,7 @@ class ReasoningSynthesizer {
   ModelClient& m_client;
   std::string m_model;
   ReasoningLimits m_limits;
-  fs::path m_cache_dir;
+  TeacherCache m_cache;
   std::atomic<int64_t> m_calls{0};
 };
 

@@ -11,6 +11,7 @@
 #include "agent/run_store.h"
 #include "cli/commands.h"
 #include "cli/eval_args.h"
+#include "coding_agent/usage_ledger.h"
 #include "common/error.h"
 #include "common/fd.h"
 #include "common/fs.h"
@@ -72,6 +73,9 @@ int run_mcp(const McpArgs& a) {
   c.arch = a.arch;
   c.service = a.service;  // "local" or the URL: what a later session would be started with
   c.eval_timeout_s = a.eval_timeout;
+  // The agent's tokens, where `ptxbench proxy` (or `agent run`) records its model calls in this
+  // store; none recorded: the turns carry zeros, as before (docs/coding_agents.md).
+  c.usage_hook = coding_agent::ledger_usage_hook(a.store);
   mcp::TrajectorySession session(store, service, catalog, prompts, c);
   fmt::print(stderr, "[mcp] run {}, trajectory {} ({}, tag {}, index {}): {} of {} evaluations left; service {}; store {}\n",
              session.run_id(), session.trajectory_id(), a.definition, session.key().prompt_tag, a.index,
@@ -110,7 +114,9 @@ void register_mcp(CLI::App& app, Action& action) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->footer("Speaks MCP (revision 2025-11-25) on stdin/stdout; logs on stderr. Tools: list_definitions, get_task, compile,\n"
-              "evaluate. Each evaluate call is stored as a turn; past the budget it is refused. docs/mcp.md.");
+              "evaluate. Each evaluate call is stored as a turn; past the budget it is refused. A turn carries the tokens\n"
+              "the agent spent since the previous one where `ptxbench proxy` records its model calls in the same store\n"
+              "(docs/coding_agents.md). docs/mcp.md.");
   cmd->callback([&action, budget] {
     a.budget_given = budget->count() > 0;
     action = [] { return run_mcp(a); };

@@ -19,5 +19,7 @@ void register_report(CLI::App& app, Action& action);
 void register_import(CLI::App& app, Action& action);
 void register_data(CLI::App& app, Action& action);
 void register_mcp(CLI::App& app, Action& action);
+void register_proxy(CLI::App& app, Action& action);
+void register_agent(CLI::App& app, Action& action);
 
 }  // namespace ptxbench::cli

@@ -40,6 +40,9 @@ void add_eval_options(CLI::App* cmd, EvalArgs& a) {
                 "profile even a cubin without wgmma/TMA/tcgen05 opcodes (to compare the SASS tools)");
   cmd->add_flag("--runner-l2-flush", a.runner_l2_flush,
                 "experimental: the runners also flush L2 in their own context before each call (docs/verdict.md)");
+  cmd->add_flag("--no-fresh-inputs", a.no_fresh_inputs,
+                "diagnostic: keep each timing trial's inputs across its calls, to measure what the integrity "
+                "rule of fresh inputs per call costs an honest kernel (recorded in the verdict; reports flag it)");
   add_timeout_options(cmd, a.sanitize_timeout, a.call_timeout);
 }
 
@@ -67,6 +70,7 @@ EvalOptions to_eval_options(const EvalArgs& a) {
   o.profile_always = a.profile_always;
   o.measure_time = !a.no_time;
   o.timing.runner_l2_flush = a.runner_l2_flush;
+  o.timing.fresh_inputs = !a.no_fresh_inputs;
   if (a.sanitize_timeout > 0) o.sanitize_timeout_s = a.sanitize_timeout;
   if (a.call_timeout > 0) o.call_timeout_s = a.call_timeout;
   return o;

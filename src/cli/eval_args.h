@@ -18,6 +18,7 @@ struct EvalArgs {
   std::string sass_tool = "ncu";
   bool profile_always = false;
   bool runner_l2_flush = false;
+  bool no_fresh_inputs = false;
 };
 
 void add_eval_options(CLI::App* cmd, EvalArgs& a);

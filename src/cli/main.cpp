@@ -84,6 +84,8 @@ int main(int argc, char** argv) {
   ptxbench::cli::register_import(app, action);
   ptxbench::cli::register_data(app, action);
   ptxbench::cli::register_mcp(app, action);
+  ptxbench::cli::register_proxy(app, action);
+  ptxbench::cli::register_agent(app, action);
   app.footer(kExitCodes);  // after the subcommands, which would otherwise inherit it
   try {
     app.parse(argc, argv);

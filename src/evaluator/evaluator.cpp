@@ -86,6 +86,9 @@ struct Evaluator::Context {
 namespace {
 
 constexpr int kSanitizerErrorExit = 86;
+// Our own kernels (input fills, references, the probe) carry this in their names; a profile lists
+// them beside the candidate's and they are never the candidate's.
+constexpr const char* kOurKernels = "ptxb_internal_";
 
 std::string runner_path(const EvalOptions& o) {
   if (!o.runner_path.empty()) return o.runner_path;
@@ -614,9 +617,9 @@ bool Evaluator::stage_runtime_sass(Context& c) {
   }
   RuntimeSass sass;
   if (cupti && r.status.success() && !text.empty()) {
-    sass = runtime_sass_from_counts(sass_counts_from_json(ordered_json::parse(text)), c.listing, c.kernels, "ptxb_internal_");
+    sass = runtime_sass_from_counts(sass_counts_from_json(ordered_json::parse(text)), c.listing, c.kernels, kOurKernels);
   } else if (!cupti) {
-    sass = parse_ncu_csv(text, c.kernels, "ptxb_internal_");
+    sass = parse_ncu_csv(text, c.kernels, kOurKernels);
   }
   if (!r.status.success() || !sass.available)
     throw EnvironmentError("runtime_sass", tool_name + " " + r.status.describe() + ": " +
@@ -625,8 +628,10 @@ bool Evaluator::stage_runtime_sass(Context& c) {
   // The launches the profiled call made of the candidate's own kernels (the timing stage holds
   // the timed calls to them), and the share of the FLOPs its tensor cores did.
   c.profiled = !cupti;
+  // A trusted candidate (a builtin baseline) has no cubin of its own: every launch but ours (the
+  // profiled runner fills its inputs on the GPU) is its own.
   for (const auto& launch : sass.launches)
-    if (c.trusted || c.kernels.count(launch.name)) {
+    if (c.trusted ? launch.name.find(kOurKernels) == std::string::npos : c.kernels.count(launch.name) > 0) {
       c.profiled_launches.push_back(launch);
       section.launches.push_back(describe(launch));
     }
@@ -697,8 +702,14 @@ bool Evaluator::stage_timing(Context& c) {
     std::vector<std::string> inputs;
     for (const auto& t : c.workload.tensors)
       if (!t.is_output) inputs.push_back(t.name);
-    for (std::size_t i : state.op().fresh_inputs(c.workload)) rec.fresh_inputs.push_back(inputs.at(i));
+    if (policy.fresh_inputs)
+      for (std::size_t i : state.op().fresh_inputs(c.workload)) rec.fresh_inputs.push_back(inputs.at(i));
   }
+  // The seed of one call's fresh inputs; none when they are off (a diagnostic: the trial keeps its inputs).
+  auto call_seed = [&](uint64_t trial_seed, uint64_t n) -> std::optional<uint64_t> {
+    if (!policy.fresh_inputs) return std::nullopt;
+    return derive_seed(trial_seed, n);
+  };
   // Every full check is also a correctness trial: the section lists them with the others.
   auto record_trials = [&] {
     if (!c.v.stages.correctness) c.v.stages.correctness.emplace();
@@ -749,7 +760,7 @@ bool Evaluator::stage_timing(Context& c) {
         const int k = j - policy.warmup_calls;
         // The baseline, in the trusted runner, under the worker's own clock (the host bound's calibration).
         const bool check_baseline = trial == 1 && k == 0;  // its fingerprints go with the check
-        state.prepare_call(derive_seed(seed, 2 * static_cast<uint64_t>(j)), WorkloadState::Side::baseline, flush,
+        state.prepare_call(call_seed(seed, 2 * static_cast<uint64_t>(j)), WorkloadState::Side::baseline, flush,
                            check_baseline);
         const uint64_t base_call = c.next_baseline_call++;
         auto b0 = std::chrono::steady_clock::now();
@@ -768,7 +779,8 @@ bool Evaluator::stage_timing(Context& c) {
         }
         // The candidate, in the runner, under the worker's own clock.
         const bool full = timed && k == full_call;
-        state.prepare_call(derive_seed(seed, 2 * static_cast<uint64_t>(j) + 1), WorkloadState::Side::candidate, flush, full);
+        state.prepare_call(call_seed(seed, 2 * static_cast<uint64_t>(j) + 1), WorkloadState::Side::candidate, flush,
+                           full);
         const uint64_t index = c.next_call++;
         auto h0 = std::chrono::steady_clock::now();
         RunnerReply reply = c.session->request(call_request(index), call_budget_s);

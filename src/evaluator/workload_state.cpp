@@ -50,9 +50,9 @@ void WorkloadState::begin_trial(uint64_t seed) {
   PTXB_CUDA_CALL(cudaStreamSynchronize(m_stream));
 }
 
-void WorkloadState::prepare_call(uint64_t seed, Side side, const std::function<void(cudaStream_t)>& flush,
-                                 bool fingerprint) {
-  m_op->refresh_inputs(m_workload, input_views(), seed, m_stream);
+void WorkloadState::prepare_call(std::optional<uint64_t> seed, Side side,
+                                 const std::function<void(cudaStream_t)>& flush, bool fingerprint) {
+  if (seed) m_op->refresh_inputs(m_workload, input_views(), *seed, m_stream);
   if (side == Side::candidate) {
     for (std::size_t i = 0; i < m_outputs.size(); ++i)
       PTXB_CUDA_CALL(cudaMemsetAsync(m_outputs[i].data(), 0xff, m_output_specs[i].bytes(), m_stream));

@@ -7,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include <functional>
+#include <optional>
 #include <memory>
 #include <random>
 #include <vector>
@@ -43,10 +44,12 @@ class WorkloadState {
   /// All inputs from `seed` (derived ones too) and the guards; no reference yet.
   void begin_trial(uint64_t seed);
   enum class Side { candidate, baseline };
-  /// Before one call: the op's fresh inputs refilled from `seed`, that side's outputs poisoned, L2
-  /// overwritten by `flush` (on our stream), then a wait. With `fingerprint`, the inputs'
-  /// fingerprints are taken, for a full check after the call.
-  void prepare_call(uint64_t seed, Side side, const std::function<void(cudaStream_t)>& flush, bool fingerprint);
+  /// Before one call: the op's fresh inputs refilled from `seed` (kept as they are without one:
+  /// TimingPolicy::fresh_inputs off), that side's outputs poisoned, L2 overwritten by `flush` (on
+  /// our stream), then a wait. With `fingerprint`, the inputs' fingerprints are taken, for a full
+  /// check after the call.
+  void prepare_call(std::optional<uint64_t> seed, Side side, const std::function<void(cudaStream_t)>& flush,
+                    bool fingerprint);
   /// The full fp32 reference of the current inputs (device and host), for check_candidate().
   void compute_reference();
   /// `rows` random rows (from `rng`) of each candidate output against the reference rows of the

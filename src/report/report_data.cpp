@@ -66,7 +66,7 @@ OptionValues policy_values(const TimingPolicyRecord& p) {
   return {{"timing.warmup_calls", option_text(p.warmup_calls)},       {"timing.timed_calls", option_text(p.timed_calls)},
           {"timing.trials", option_text(p.trials)},                   {"timing.interleave_calls", option_text(p.interleave_calls)},
           {"timing.l2_flush_factor", option_text(p.l2_flush_factor)}, {"timing.runner_l2_flush", option_text(p.runner_l2_flush)},
-          {"timing.poison_timed_calls", option_text(p.poison_timed_calls)}};
+          {"timing.poison_timed_calls", option_text(p.poison_timed_calls)}, {"timing.fresh_inputs", option_text(p.fresh_inputs)}};
 }
 
 // What changes the measurement; device placement, GPU sharing, memory budgets and comparison

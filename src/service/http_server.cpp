@@ -18,6 +18,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -448,9 +449,73 @@ HttpResponse HttpResponse::text(int status, const std::string& body) {
   return r;
 }
 
+/// Writes a streamed response on one connection: the head with Transfer-Encoding: chunked, then
+/// each piece as a chunk; finish() sends the last (empty) chunk.
+class ChunkedWriter final : public HttpStreamWriter {
+ public:
+  ChunkedWriter(int fd, double timeout_s, bool head_only, bool close)
+      : m_fd(fd), m_timeout_s(timeout_s), m_head_only(head_only), m_close(close) {}
+
+  bool begin(int status, const std::string& content_type,
+             const std::vector<std::pair<std::string, std::string>>& headers) override {
+    if (m_begun) throw Error(kLib, "a streamed response was begun twice");
+    HttpResponse r;
+    r.status = status;
+    r.content_type = content_type;
+    r.headers = headers;
+    check_response(r);
+    m_begun = true;
+    m_close = m_close || asks_to_close(r);
+    std::string head = "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) + "\r\n";
+    head += "Content-Type: " + content_type + "\r\n";
+    head += "Transfer-Encoding: chunked\r\n";
+    head += "Cache-Control: no-cache\r\n";
+    if (m_close) head += "Connection: close\r\n";
+    for (const auto& [name, value] : headers) {
+      std::string key = lower(name);
+      if (key == "content-length" || key == "transfer-encoding" || key == "connection" || key == "content-type" ||
+          key == "cache-control")
+        continue;  // the server owns framing
+      head += name + ": " + value + "\r\n";
+    }
+    head += "\r\n";
+    return send(head);
+  }
+
+  bool write(std::string_view data) override {
+    if (!m_begun) throw Error(kLib, "write before begin on a streamed response");
+    if (data.empty() || m_head_only) return !m_broken;
+    char size[32];
+    int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+    std::string chunk(size, static_cast<std::size_t>(n));
+    chunk.append(data);
+    chunk += "\r\n";
+    return send(chunk);
+  }
+
+  [[nodiscard]] bool begun() const noexcept override { return m_begun; }
+  [[nodiscard]] bool broken() const noexcept { return m_broken; }
+  [[nodiscard]] bool close() const noexcept { return m_close; }
+  bool finish() { return m_head_only || send("0\r\n\r\n"); }
+
+ private:
+  bool send(std::string_view bytes) {
+    if (m_broken) return false;
+    if (!send_all(m_fd, bytes, m_timeout_s)) m_broken = true;
+    return !m_broken;
+  }
+
+  int m_fd;
+  double m_timeout_s;
+  bool m_head_only;
+  bool m_close;
+  bool m_begun = false;
+  bool m_broken = false;
+};
+
 struct HttpServer::State {
   HttpServerOptions options;
-  HttpHandler handler;
+  StreamingHttpHandler handler;
   std::string bound_host;
   Fd listen_fd;
   Fd stop_fd;  // signalled once by stop() and never drained, so every later poll sees it
@@ -477,7 +542,8 @@ struct HttpServer::State {
   void serve(ConnectionPtr c);
   Next serve_one(Connection& c);
   Next reply_error(Connection& c, int status, const std::string& message);
-  HttpResponse call_handler(const HttpRequest& request);
+  /// The handler's whole response, or nullopt when it streamed one through `out`.
+  std::optional<HttpResponse> call_handler(const HttpRequest& request, HttpStreamWriter& out);
   void linger_close(Connection& c);
   void enqueue(ConnectionPtr c);
   void park(ConnectionPtr c);
@@ -488,6 +554,13 @@ struct HttpServer::State {
 };
 
 HttpServer::HttpServer(HttpServerOptions options, HttpHandler handler)
+    : HttpServer(std::move(options), handler ? StreamingHttpHandler([h = std::move(handler)](const HttpRequest& r,
+                                                                                             HttpStreamWriter&) {
+      return std::optional<HttpResponse>(h(r));
+    })
+                                             : StreamingHttpHandler()) {}
+
+HttpServer::HttpServer(HttpServerOptions options, StreamingHttpHandler handler)
     : m_state(std::make_unique<State>()) {
   if (options.threads < 1 || options.threads > 4096)
     throw InputError(kLib, "threads must be 1-4096, got " + std::to_string(options.threads));
@@ -797,17 +870,25 @@ HttpServer::State::Next HttpServer::State::serve_one(Connection& c) {
   request.body = buf.substr(head_end, head.content_length);
   buf.erase(0, need);
 
-  HttpResponse response = call_handler(request);
+  ChunkedWriter stream(c.fd.get(), options.read_timeout_s, request.method == "HEAD", head.close || stopping);
+  std::optional<HttpResponse> whole = call_handler(request, stream);
+  if (stream.begun()) {
+    if (whole || stream.broken() || !stream.finish()) return Next::drop;  // whole: the handler threw after begin
+    return stream.close() || stopping ? Next::close : Next::keep;
+  }
+  const HttpResponse& response = *whole;
   bool close = head.close || stopping || asks_to_close(response);
   if (!send_all(c.fd.get(), serialize(response, request.method == "HEAD", close), options.read_timeout_s))
     return Next::drop;
   return close ? Next::close : Next::keep;
 }
 
-HttpResponse HttpServer::State::call_handler(const HttpRequest& request) {
+std::optional<HttpResponse> HttpServer::State::call_handler(const HttpRequest& request, HttpStreamWriter& out) {
   try {
-    HttpResponse response = handler(request);
-    check_response(response);
+    std::optional<HttpResponse> response = handler(request, out);
+    if (out.begun()) return std::nullopt;
+    if (!response) return HttpResponse::json(500, error_body("handler returned no response and streamed none"));
+    check_response(*response);
     return response;
   } catch (const std::exception& e) {
     return HttpResponse::json(500, error_body(e.what()));

@@ -6,7 +6,9 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -37,6 +39,27 @@ struct HttpResponse {
 /// 500 with {"error": what()}; the server keeps running.
 using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
+/// A response sent in pieces while it is produced (Transfer-Encoding: chunked): what a proxy
+/// passes through from an upstream that streams server-sent events (coding_agent/usage_proxy.h).
+class HttpStreamWriter {
+ public:
+  virtual ~HttpStreamWriter() = default;
+  /// Sends the head (status, content type and extra headers, with HttpResponse's rules: the server
+  /// owns framing). At most once; false when the client is gone.
+  virtual bool begin(int status, const std::string& content_type,
+                     const std::vector<std::pair<std::string, std::string>>& headers) = 0;
+  /// Sends one chunk of the body now (an empty one sends nothing). False once the client is gone
+  /// or has not read for read_timeout_s: the handler should stop producing and return.
+  virtual bool write(std::string_view data) = 0;
+  [[nodiscard]] virtual bool begun() const noexcept = 0;
+};
+
+/// A handler that may stream: it returns a whole response (as an HttpHandler does), or streams one
+/// through `out` (begin, then write) and returns nullopt; the server then ends the body. An
+/// exception before begin becomes a 500 as for HttpHandler; after it, the connection is dropped
+/// without the last chunk, so the client sees a broken body rather than a short one.
+using StreamingHttpHandler = std::function<std::optional<HttpResponse>(const HttpRequest&, HttpStreamWriter& out)>;
+
 struct HttpServerOptions {
   std::string host = "127.0.0.1";  ///< bind address: an IPv4 address or "localhost"
   int port = 0;                    ///< 0: ephemeral (tests); port() tells the bound one
@@ -58,6 +81,8 @@ class HttpServer {
   /// Binds and listens (throws Error("http", ...) naming the address, e.g. when the port is in use;
   /// InputError for bad options). Connections queue in the backlog until start().
   HttpServer(HttpServerOptions options, HttpHandler handler);
+  /// The same, with a handler that may stream its responses.
+  HttpServer(HttpServerOptions options, StreamingHttpHandler handler);
   ~HttpServer();  ///< stop()
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

@@ -31,6 +31,11 @@ struct TimingPolicy {
   /// Poison the outputs with NaN before every timed call too (outside the measured span), so a
   /// call can never pass by leaving the previous call's result in place.
   bool poison_timed_calls = true;
+  /// Refill the op's fresh inputs before every call (docs/verdict.md, "Measurement integrity"), so no
+  /// timed call can reuse an earlier call's work. Off only to measure what fresh inputs cost an
+  /// honest kernel (`ptxbench eval --no-fresh-inputs`): each trial then keeps its inputs, the
+  /// spot and full checks still run, and the verdict and the report say so.
+  bool fresh_inputs = true;
 
   [[nodiscard]] ordered_json to_json() const {
     ordered_json j = {{"warmup_calls", warmup_calls},
@@ -43,6 +48,7 @@ struct TimingPolicy {
             {"trial_statistic", "median of timed calls"},
             {"time", "mean of trial medians (orig); speedup = median over paired trials of baseline/candidate"}};
     if (runner_l2_flush) j["runner_l2_flush"] = true;  // only when on, like the verdict's record
+    if (!fresh_inputs) j["fresh_inputs"] = false;      // only when off
     return j;
   }
 };

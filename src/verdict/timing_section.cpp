@@ -40,6 +40,7 @@ void to_json(ordered_json& j, const TimingPolicyRecord& p) {
        {"trial_statistic", p.trial_statistic},
        {"time", p.time}};
   if (p.runner_l2_flush) j["runner_l2_flush"] = true;  // written only when on: stored verdicts keep their bytes
+  if (!p.fresh_inputs) j["fresh_inputs"] = false;      // written only when off, for the same reason
 }
 
 void from_json(const ordered_json& j, TimingPolicyRecord& p) {
@@ -51,6 +52,7 @@ void from_json(const ordered_json& j, TimingPolicyRecord& p) {
   read_field(j, "l2_flush_factor", p.l2_flush_factor);
   read_field(j, "runner_l2_flush", p.runner_l2_flush);
   read_field(j, "poison_timed_calls", p.poison_timed_calls);
+  read_field(j, "fresh_inputs", p.fresh_inputs);
   read_field(j, "span", p.span);
   read_field(j, "trial_statistic", p.trial_statistic);
   read_field(j, "time", p.time);

@@ -23,6 +23,7 @@ struct TimingPolicyRecord {
   double l2_flush_factor = 0.0;
   bool runner_l2_flush = false;  ///< absent (false) in older verdicts
   bool poison_timed_calls = false;
+  bool fresh_inputs = true;  ///< absent (true) in older verdicts and whenever on
   std::string span;             ///< what a call's time spans
   std::string trial_statistic;  ///< a trial's statistic over its calls
   std::string time;             ///< the reported time and the speedup

@@ -1,6 +1,7 @@
-// Model clients against a scriptable fake provider (our HttpServer on an ephemeral port, speaking
-// both wire formats): request wire format, token accounting, the retry policy (retry-after,
-// back-off, fail-fast statuses, spend limits, timeouts, malformed bodies), config validation.
+// Model clients against the scriptable fake provider (tests/helpers/fake_provider.h: our HttpServer
+// on an ephemeral port, speaking both wire formats): request wire format, token accounting, the
+// retry policy (retry-after, back-off, fail-fast statuses, spend limits, timeouts, malformed
+// bodies), config validation.
 // Sleeps are injected, so nothing here waits for a back-off.
 #include <gtest/gtest.h>
 
@@ -20,70 +21,17 @@
 #include "agent/retry_policy.h"
 #include "agent/wire_format.h"
 #include "common/error.h"
+#include "helpers/fake_provider.h"
 #include "service/http_server.h"
 
 using namespace ptxbench;
+using fakes::FakeProvider;
+using fakes::Scripted;
 
 namespace {
 
 constexpr const char* kKeyEnv = "PTXB_TEST_MODEL_KEY";
 constexpr const char* kKey = "sk-test-0123456789";
-
-/// One scripted reply: status, body, headers, and how long to stall before answering.
-struct Scripted {
-  using Headers = std::vector<std::pair<std::string, std::string>>;
-  Scripted() = default;
-  Scripted(int status_, std::string body_, Headers headers_ = {}, double delay_s_ = 0)
-      : status(status_), body(std::move(body_)), headers(std::move(headers_)), delay_s(delay_s_) {}
-  int status = 200;
-  std::string body;
-  Headers headers;
-  double delay_s = 0;
-};
-
-/// Serves scripted replies in order to whatever is POSTed, and records every request. When the
-/// script runs out it answers 418 so a test that sends too much fails loudly.
-class FakeProvider {
- public:
-  FakeProvider() : m_server(options(), [this](const HttpRequest& r) { return handle(r); }) { m_server.start(); }
-
-  void push(Scripted s, int times = 1) {
-    std::lock_guard lock(m_mutex);
-    for (int i = 0; i < times; ++i) m_script.push_back(s);
-  }
-  [[nodiscard]] std::vector<HttpRequest> requests() const {
-    std::lock_guard lock(m_mutex);
-    return m_requests;
-  }
-  [[nodiscard]] std::string url() const { return "http://" + m_server.address(); }
-
- private:
-  static HttpServerOptions options() {
-    HttpServerOptions o;
-    o.threads = 16;
-    o.read_timeout_s = 5;
-    return o;
-  }
-  HttpResponse handle(const HttpRequest& r) {
-    Scripted s;
-    {
-      std::lock_guard lock(m_mutex);
-      m_requests.push_back(r);
-      if (m_script.empty()) return HttpResponse::json(418, R"({"error": {"message": "fake provider: script exhausted"}})");
-      s = m_script.front();
-      m_script.pop_front();
-    }
-    if (s.delay_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(s.delay_s));
-    HttpResponse out = HttpResponse::json(s.status, s.body);
-    out.headers = s.headers;
-    return out;
-  }
-
-  mutable std::mutex m_mutex;
-  std::deque<Scripted> m_script;
-  std::vector<HttpRequest> m_requests;
-  HttpServer m_server;  // last: stopped (and its handlers joined) before the script goes
-};
 
 /// The injected sleeper: records each wait instead of waiting.
 struct SleepLog {

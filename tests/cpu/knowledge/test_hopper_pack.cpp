@@ -43,8 +43,12 @@ TEST(HopperPack, ExpertBuildsWithThePackAndUsesItsMechanisms) {
   o.cache_dir = cache.path();
   CompileResult r = Compiler(o).compile(read_file(kPack / "experts/gemm_n7168_k5120.cu"));
   ASSERT_TRUE(r.ok()) << r.message << "\n" << r.log;
-  EXPECT_EQ(r.ptx.count("wgmma.mma_async"), 4);
+  // One k-tile step (4 × m64n256k16, one commit) inlined 6 times: the 4 peeled first k-tiles that
+  // store the previous tile's boxes, the main loop, the register-epilogue path of stream-K pieces.
+  EXPECT_EQ(r.ptx.count("wgmma.mma_async"), 24);
   EXPECT_GT(r.ptx.count("cp.async.bulk.tensor:load"), 0);
+  EXPECT_GT(r.ptx.count("cp.async.bulk.tensor:store"), 0) << "the epilogue stores by TMA";
+  EXPECT_GT(r.ptx.count("barrier.cluster"), 0) << "2×1 clusters";
   EXPECT_EQ(r.ptx.count("setmaxnreg"), 2);
   ASSERT_EQ(r.ptxas.kernels.size(), 1u);
   EXPECT_EQ(r.ptxas.kernels[0].spill_store_bytes, 0);

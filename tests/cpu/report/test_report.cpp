@@ -327,7 +327,10 @@ TEST(ReportFromStore, EvaluationOptionsOffTheirDefaultsAreFlagged) {
   const std::string gemm = "gemm_n7168_k5120", attn = "mha_with_lse_d128";
   const int defaults = EvalOptions{}.correctness_trials;
   ScriptedTurn more_trials{"PASSED", 1.2, true}, no_sanitize{"INCORRECT_NUMERICAL"};
-  more_trials.options = [&](EvalOptions& o) { o.correctness_trials = o.timing.trials = defaults + 2; };
+  more_trials.options = [&](EvalOptions& o) {
+    o.correctness_trials = o.timing.trials = defaults + 2;
+    o.timing.fresh_inputs = false;  // the diagnostic of `eval --no-fresh-inputs`
+  };
   no_sanitize.options = [](EvalOptions& o) { o.sanitize = false; };
   add_trajectory(store, run, {gemm, "", "params", 0}, {no_sanitize, more_trials}, finished());
   add_trajectory(store, run, {attn, "", "params", 0}, {{"PASSED", 1.1, true}}, finished());
@@ -359,6 +362,10 @@ TEST(ReportFromStore, EvaluationOptionsOffTheirDefaultsAreFlagged) {
   EXPECT_EQ(trials->default_value, std::to_string(defaults));
   EXPECT_EQ(trials->verdicts, 1);
   ASSERT_NE(find_change(g.provenance, "timing.trials"), nullptr);
+  const OptionChange* fresh = find_change(g.provenance, "timing.fresh_inputs");
+  ASSERT_NE(fresh, nullptr) << describe_changes(g.provenance);
+  EXPECT_EQ(fresh->value, "false");
+  EXPECT_EQ(fresh->default_value, "true");
   const OptionChange* sanitize = find_change(g.provenance, "sanitize");
   ASSERT_NE(sanitize, nullptr);
   EXPECT_EQ(sanitize->value, "false");
@@ -383,7 +390,7 @@ TEST(ReportFromStore, EvaluationOptionsOffTheirDefaultsAreFlagged) {
   for (const auto& row : csv_rows(csv, gemm)) EXPECT_EQ(row.substr(row.rfind(',')), ",options_changed") << row;
   EXPECT_NE(csv.find("evaluation_option_changed,,,sanitize = false,default true,,1,"), std::string::npos) << csv;
   ordered_json j = ordered_json::parse(report_json(r).dump());
-  EXPECT_EQ(j["groups"][0]["provenance"]["changed_options"].size(), 3u);
+  EXPECT_EQ(j["groups"][0]["provenance"]["changed_options"].size(), 4u);  // trials ×2, fresh inputs, sanitize
   EXPECT_NE(render_html(r).find("id=\"provenance-table\""), std::string::npos);
 
   // Nothing changed anywhere: the report says so in one line.

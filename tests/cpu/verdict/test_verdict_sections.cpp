@@ -359,6 +359,24 @@ TEST(VerdictSections, StagesNotReachedStayAbsent) {
   EXPECT_TRUE(stage_timings(v.stages).empty());
 }
 
+TEST(VerdictSections, DiagnosticTimingOptionsAreWrittenOnlyWhenOffTheirDefault) {
+  // Stored verdicts keep their bytes: the defaults write no key; a diagnostic run writes its key.
+  ordered_json plain = policy_record(TimingPolicy{});
+  EXPECT_FALSE(plain.contains("fresh_inputs"));
+  EXPECT_FALSE(plain.contains("runner_l2_flush"));
+  EXPECT_TRUE(plain.get<TimingPolicyRecord>().fresh_inputs) << "an older verdict had fresh inputs on";
+  TimingPolicy diag;
+  diag.fresh_inputs = false;
+  diag.runner_l2_flush = true;
+  ordered_json j = policy_record(diag);
+  EXPECT_EQ(j.at("fresh_inputs"), false);
+  EXPECT_EQ(j.at("runner_l2_flush"), true);
+  TimingPolicyRecord back = j.get<TimingPolicyRecord>();
+  EXPECT_FALSE(back.fresh_inputs);
+  EXPECT_TRUE(back.runner_l2_flush);
+  EXPECT_EQ(ordered_json(back), j);
+}
+
 TEST(VerdictSections, StageTimingsNameEachStageThatRan) {
   Verdict v;
   v.stages.compile = full_compile();

@@ -117,12 +117,13 @@ __global__ void k_tma_store_and_global_fence(const __grid_constant__ CUtensorMap
 
 __global__ void k_cluster(const __grid_constant__ CUtensorMap map, uint16_t* out, int* info) {
   __shared__ __align__(1024) uint16_t tile[64 * 64];
-  __shared__ __align__(8) uint64_t full, remote;
+  __shared__ __align__(8) uint64_t full, remote, peer;
   __shared__ int mine;
   const uint32_t rank = ptxb::cluster_ctarank();
   if (threadIdx.x == 0) {
     ptxb::mbarrier_init(&full, 1);
     ptxb::mbarrier_init(&remote, 1);
+    ptxb::mbarrier_init(&peer, 1);
     ptxb::fence_mbarrier_init();
     mine = 100 + static_cast<int>(rank);
     ptxb::mbarrier_arrive_expect_tx(&full, sizeof(tile));  // every receiving CTA arms its own barrier
@@ -133,12 +134,20 @@ __global__ void k_cluster(const __grid_constant__ CUtensorMap map, uint16_t* out
   for (int i = threadIdx.x; i < 64 * 64; i += blockDim.x) out[rank * 64 * 64 + i] = tile[i];
   if (rank == 1 && threadIdx.x == 0) ptxb::mbarrier_arrive_cluster(&remote, 0);
   if (rank == 0) ptxb::mbarrier_wait_parity(&remote, 0);
+  // The CTA-scope remote arrive (a multicasting producer's "stage free"): rank 0 waits a bounded
+  // time, so a lost arrive reads as a failed flag instead of a hung test.
+  int peer_seen = 1;
+  if (rank == 1 && threadIdx.x == 0) ptxb::mbarrier_arrive_peer(&peer, 0);
+  if (rank == 0) {
+    peer_seen = 0;
+    for (int spin = 0; spin < (1 << 22) && !peer_seen; ++spin) peer_seen = ptxb::mbarrier_try_wait_parity(&peer, 0);
+  }
   if (threadIdx.x == 0) {
     int other;
     asm volatile("ld.shared::cluster.u32 %0, [%1];" : "=r"(other) : "r"(ptxb::map_shared_to_cta(&mine, rank ^ 1)));
     info[rank * 3 + 0] = static_cast<int>(ptxb::cluster_nctarank());
     info[rank * 3 + 1] = other;
-    info[rank * 3 + 2] = 1;
+    info[rank * 3 + 2] = peer_seen;
   }
   ptxb::fence_acq_rel_cluster();
   ptxb::cluster_sync();  // no CTA leaves while the other may still touch its shared memory
@@ -389,7 +398,7 @@ TEST_F(Sm90Templates, ClusterMulticastRemoteArriveAndDistributedSharedMemory) {
     EXPECT_EQ(bad, 0) << "CTA " << rank << " did not receive the multicast box";
     EXPECT_EQ(in[rank * 3 + 0], 2);
     EXPECT_EQ(in[rank * 3 + 1], 100 + (rank ^ 1)) << "distributed shared memory read";
-    EXPECT_EQ(in[rank * 3 + 2], 1);
+    EXPECT_EQ(in[rank * 3 + 2], 1) << "CTA " << rank << ": the arrive of mbarrier_arrive_peer never came";
   }
 }
 

@@ -57,4 +57,17 @@ __device__ __forceinline__ void mbarrier_arrive_cluster(uint64_t* bar, uint32_t 
       : "memory");
 }
 
+/// @brief mbarrier_arrive_cluster with the default semantics of a remote arrive (release at CTA scope,
+/// CUTLASS's ClusterBarrier::arrive(cta_id)): no cluster-scope release fence on the way. Enough to hand
+/// a consumed stage back to a peer's multicasting producer, whose only hazard is overwriting shared
+/// memory that wgmma_wait_group has already retired; not enough to publish this thread's own writes.
+/// @warning the target CTA must still be running: end kernels with cluster_sync().
+__device__ __forceinline__ void mbarrier_arrive_peer(uint64_t* bar, uint32_t cta) {
+  asm volatile(
+      "{\n .reg .b32 remote;\n mapa.shared::cluster.u32 remote, %0, %1;\n"
+      " mbarrier.arrive.shared::cluster.b64 _, [remote];\n}\n" ::"r"(smem_addr(bar)),
+      "r"(cta)
+      : "memory");
+}
+
 }  // namespace ptxb
