@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <unordered_set>
 
 #include "common/clock.h"
@@ -339,11 +340,18 @@ std::vector<ScoredNote> NotesStore::retrieve(const std::string& failing_kernel_s
   auto st = m_db.prepare(fmt::format(
       "SELECT {}, -bm25(repair_notes_fts, {}, {}) AS score FROM repair_notes_fts "
       "CROSS JOIN repair_notes n ON n.id = repair_notes_fts.rowid "
-      "WHERE repair_notes_fts MATCH ? AND n.op_family = ? ORDER BY score DESC, n.id ASC LIMIT ?",
+      "WHERE repair_notes_fts MATCH ? AND n.op_family = ? ORDER BY score DESC, n.id ASC",
       kNoteColumns, kKernelTermsWeight, kNoteTermsWeight));
-  st.bind(1, match).bind(2, op_family(family)).bind(3, static_cast<int64_t>(k));
+  st.bind(1, match).bind(2, op_family(family));
+  // A note whose text equals a better one's says nothing new (pairs of the same wrong kernel get the
+  // same note from a teacher): it is skipped, so the k slots hold k different notes.
   std::vector<ScoredNote> out;
-  while (st.step()) out.push_back({read_note(st), st.real(kNoteColumnCount)});
+  std::set<std::string> seen;
+  while (static_cast<int>(out.size()) < k && st.step()) {
+    ScoredNote n{read_note(st), st.real(kNoteColumnCount)};
+    const NoteText& t = n.note.text;
+    if (seen.insert(t.what_was_wrong + '\0' + t.rule + '\0' + t.fix + '\0' + t.example).second) out.push_back(std::move(n));
+  }
   return out;
 }
 

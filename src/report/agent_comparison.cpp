@@ -228,18 +228,7 @@ std::vector<std::string> comparability_warnings(const Report& r, const AgentComp
 
 // ---- terminal output
 
-std::string clean(const std::string& s) {
-  std::string out = s;
-  for (auto& ch : out)
-    if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '?';
-  return out;
-}
-
-std::size_t display_width(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char ch : s) n += (ch & 0xC0) != 0x80;
-  return n;
-}
+std::string clean(const std::string& s) { return terminal_safe(s); }
 
 // Columns left-aligned up to `left`, right-aligned after; a rule under the header.
 std::string text_table(const std::vector<std::vector<std::string>>& rows, std::size_t left) {

@@ -38,6 +38,19 @@ const std::vector<BudgetTable>& budget_tables() {
   return tables;
 }
 
+std::string terminal_safe(const std::string& s) {
+  std::string out = s;
+  for (auto& c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
+  return out;
+}
+
+std::size_t display_width(const std::string& s) {
+  std::size_t n = 0;
+  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
+  return n;
+}
+
 std::string format_number(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
 
 std::string format_optional(const std::optional<double>& v, int decimals, const std::string& none) {

@@ -37,6 +37,11 @@ std::string budget_values(const GroupMetrics& g, const BudgetTable& table, Instr
 extern const char* const kStrictColumn;
 std::string strict_note();
 
+/// A stored name or text as a terminal may print it: control characters become '?' (names come from
+/// configs and stores: no escape sequences reach the terminal).
+std::string terminal_safe(const std::string& s);
+/// Columns a UTF-8 string takes on a terminal (one per code point).
+std::size_t display_width(const std::string& s);
 std::string format_number(double v, int decimals);
 std::string format_optional(const std::optional<double>& v, int decimals, const std::string& none = "-");
 /// "1 / 4 / 8"

@@ -10,19 +10,8 @@
 namespace ptxbench::report {
 namespace {
 
-// Names come from configs and stores: keep terminal control sequences out of the output.
-std::string clean(const std::string& s) {
-  std::string out = s;
-  for (auto& c : out)
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = '?';
-  return out;
-}
-
-std::size_t width(const std::string& s) {
-  std::size_t n = 0;
-  for (unsigned char c : s) n += (c & 0xC0) != 0x80;
-  return n;
-}
+std::string clean(const std::string& s) { return terminal_safe(s); }
+std::size_t width(const std::string& s) { return display_width(s); }
 
 class TextTable {
  public:

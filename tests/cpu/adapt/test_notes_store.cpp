@@ -193,7 +193,8 @@ TEST_F(NotesStoreTest, Bm25PositiveIdfScoreHasTheExpectedValue) {
 TEST_F(NotesStoreTest, EqualScoresAreOrderedByIdAndKLimitsTheList) {
   NotesStore store(path());
   std::vector<int64_t> ids;
-  for (int64_t t = 1; t <= 4; ++t) ids.push_back(add(store, "gemm", t, "sharedname other" + std::to_string(t), text_of("ww", "rr", "ff", "ee")));
+  for (int64_t t = 1; t <= 4; ++t)
+    ids.push_back(add(store, "gemm", t, "sharedname other" + std::to_string(t), text_of("ww" + std::to_string(t), "rr", "ff", "ee")));
   add(store, "gemm", 9, "unrelated", text_of("ww", "rr", "ff", "ee"));
   auto got = store.retrieve("sharedname();", "gemm", 3);
   ASSERT_EQ(got.size(), 3u);
@@ -205,6 +206,18 @@ TEST_F(NotesStoreTest, EqualScoresAreOrderedByIdAndKLimitsTheList) {
   EXPECT_THROW((void)store.retrieve("sharedname();", "gemm", -1), InputError);
   EXPECT_TRUE(store.retrieve("nothing_known_here();", "gemm", 3).empty());
   EXPECT_TRUE(store.retrieve("", "gemm", 3).empty());
+}
+
+TEST_F(NotesStoreTest, ANoteWithTheTextOfABetterOneIsSkipped) {
+  NotesStore store(path());
+  // Two pairs of the same wrong kernel got the same note; a third note differs.
+  int64_t a = add(store, "gemm", 1, "zero_c(); sharedname", text_of("wrote zeros", "compute it", "wgmma", "e"));
+  add(store, "gemm", 2, "zero_c(); sharedname", text_of("wrote zeros", "compute it", "wgmma", "e"));
+  int64_t c = add(store, "gemm", 3, "sharedname", text_of("other", "rule", "fix", "e"));
+  auto got = store.retrieve("zero_c(); sharedname", "gemm", 3);
+  ASSERT_EQ(got.size(), 2u);
+  EXPECT_EQ(got[0].note.id, a);
+  EXPECT_EQ(got[1].note.id, c);
 }
 
 TEST_F(NotesStoreTest, RetrievalStaysWithinTheOpFamily) {
@@ -314,10 +327,10 @@ TEST_F(NotesStoreTest, ReopensItsOwnFileAndRefusesOthers) {
 
 TEST_F(NotesStoreTest, FastestFixedKernelHasTheBestSpeedupAmongTheNotes) {
   NotesStore store(path());
-  int64_t slow = add(store, "gemm", 1, "aa", text_of("w", "r", "f", "e"), 1.1, "slow");
-  int64_t fast = add(store, "gemm", 2, "aa", text_of("w", "r", "f", "e"), 2.0, "fast");
-  int64_t tie = add(store, "gemm", 3, "aa", text_of("w", "r", "f", "e"), 2.0, "tie");
-  int64_t none = add(store, "gemm", 4, "aa", text_of("w", "r", "f", "e"), std::nullopt, "none");
+  int64_t slow = add(store, "gemm", 1, "aa", text_of("w1", "r", "f", "e"), 1.1, "slow");
+  int64_t fast = add(store, "gemm", 2, "aa", text_of("w2", "r", "f", "e"), 2.0, "fast");
+  int64_t tie = add(store, "gemm", 3, "aa", text_of("w3", "r", "f", "e"), 2.0, "tie");
+  int64_t none = add(store, "gemm", 4, "aa", text_of("w4", "r", "f", "e"), std::nullopt, "none");
   EXPECT_EQ(store.fastest_fixed_kernel(std::vector<int64_t>{slow, fast, tie, none}), "fast2");
   EXPECT_EQ(store.fastest_fixed_kernel(std::vector<int64_t>{tie, slow}), "tie3");
   EXPECT_EQ(store.fastest_fixed_kernel(std::vector<int64_t>{none}), std::nullopt);
