@@ -323,6 +323,13 @@ RedisReply RedisClient::read_reply(double deadline, int depth) {
 
 RedisReply RedisClient::command(const std::vector<std::string>& argv, double timeout_s) {
   if (argv.empty()) throw InputError("Redis", "empty command");
+  if (m_socket.valid()) {
+    // Nothing is outstanding between commands, so a readable socket means the server closed it (a
+    // restart, an idle timeout) or sent what we cannot use: reconnect before sending. Not a retry:
+    // this command has not been sent.
+    pollfd p{m_socket.get(), POLLIN | POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) != 0) close();
+  }
   if (!m_socket.valid()) connect();
   double deadline = steady_now() + (timeout_s < 0 ? m_options.io_timeout_s : timeout_s);
   RedisReply reply;

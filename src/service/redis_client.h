@@ -81,7 +81,8 @@ class RedisClient {
   /// Sends argv as one command and reads its reply. `timeout_s` < 0 uses options.io_timeout_s; a
   /// blocking command (XREADGROUP BLOCK) passes its block time plus a margin. A connection error
   /// closes the socket and throws RedisConnectionError; the next command reconnects first (the
-  /// failed one is not retried: it may have run).
+  /// failed one is not retried: it may have run). A connection the server closed while idle (a
+  /// Redis restart) is noticed before sending and replaced silently.
   RedisReply command(const std::vector<std::string>& argv, double timeout_s = -1);
   [[nodiscard]] bool connected() const noexcept { return m_socket.valid(); }
   [[nodiscard]] const RedisOptions& options() const noexcept { return m_options; }
