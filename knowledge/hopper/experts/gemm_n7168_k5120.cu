@@ -1,8 +1,8 @@
 // Expert kernel for gemm_n7168_k5120 (C[M,N] = A[M,K]·B[N,K]ᵀ, bf16, fp32 accumulation), written only
 // with the Hopper pack's templates (ptxb/sm90.cuh): the proof that the pack suffices, the calibration
 // point of the instruction checks, and the "fixed kernel" of prompt-time supervision. On the H200 it
-// runs at 0.999× cuBLASLt at M = 8192 (results/h200.md, session 10; the earlier cooperative kernel
-// with a register epilogue was 0.921×).
+// runs at 0.996–0.999× cuBLASLt at M = 8192 (results/h200.md, session 10; the earlier cooperative
+// kernel with a register epilogue was 0.921×).
 //
 // Design: persistent 2×1 clusters, 384 threads = 1 producer + 2 consumer warpgroups per CTA.
 // - Tiles of 128×256; the two CTAs of a cluster take vertically adjacent tiles and share the B box:
