@@ -21,6 +21,16 @@ if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null;
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium fonts-liberation >/dev/null
 fi
+# redis-server (Debian package `redis-server`): the CPU tests of the Redis Streams queue
+# (tests/cpu/service/test_redis_queue.cpp) start their own on a loopback port; the multi-host
+# service (docs/service.md) runs on one. A no-op where one is on PATH. On a host with systemd the
+# package also starts a system Redis on port 6379; the tests never use it.
+if ! command -v redis-server >/dev/null; then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo=sudo
+  echo "setup: installing redis-server (Redis Streams queue and its tests)"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+fi
 # cuDNN 9 (headers and libcudnn.so.9) for the attention baselines: a no-op where the toolkit
 # directory, the system or $CUDNN_ROOT already has it; else NVIDIA's CUDA apt repository's package.
 have_cudnn=no

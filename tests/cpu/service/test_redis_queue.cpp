@@ -1,0 +1,319 @@
+// The Redis client and the Streams primitives of the multi-host queue (issue 23), against a real
+// redis-server started for each test (loopback, AOF, an ACL user): reply types and errors, refused
+// credentials, a dead server, consumer groups, reclaiming a dead consumer's entries, the claim
+// token's at-most-once completion, and a crash of Redis that loses nothing acknowledged.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "common/fs.h"
+#include "helpers/redis_server.h"
+#include "service/redis_client.h"
+#include "service/redis_stream_queue.h"
+
+using namespace ptxbench;
+using fakes::RedisServer;
+using Type = RedisReply::Type;
+
+namespace {
+
+void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
+
+struct RedisTest : ::testing::Test {
+  TempDir dir{"ptxbench-redis"};
+  std::unique_ptr<RedisServer> server;
+  void SetUp() override {
+    if (RedisServer::executable().empty())
+      GTEST_SKIP() << "redis-server is not installed (scripts/setup.sh installs the Debian package redis-server)";
+    server = std::make_unique<RedisServer>(dir.path() / "redis");
+  }
+  RedisClient client() { return RedisClient(server->client_options()); }
+};
+
+std::set<std::string> ids(const std::vector<StreamEntry>& entries) {
+  std::set<std::string> out;
+  for (const auto& e : entries) out.insert(e.id);
+  return out;
+}
+
+}  // namespace
+
+TEST(RedisUrl, Parses) {
+  RedisOptions o = parse_redis_url("redis://worker:s3cret@queue.example:6380/2");
+  EXPECT_EQ(o.user, "worker");
+  EXPECT_EQ(o.password, "s3cret");
+  EXPECT_EQ(o.host, "queue.example");
+  EXPECT_EQ(o.port, 6380);
+  EXPECT_EQ(o.db, 2);
+  o = parse_redis_url("redis://[::1]:7000");
+  EXPECT_EQ(o.host, "::1");
+  EXPECT_EQ(o.port, 7000);
+  o = parse_redis_url("redis://10.0.0.5");
+  EXPECT_EQ(o.port, 6379);
+  EXPECT_TRUE(o.user.empty());
+  EXPECT_THROW(parse_redis_url("http://x"), InputError);
+  EXPECT_THROW(parse_redis_url("redis://x:port"), InputError);
+}
+
+TEST(RedisClientDead, NoServerIsAClearConnectionError) {
+  RedisOptions o;
+  o.port = 1;  // privileged, nobody listens on it in a test environment
+  o.connect_timeout_s = 1;
+  try {
+    RedisClient c(o);
+    FAIL() << "connected to port 1";
+  } catch (const RedisConnectionError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot connect to 127.0.0.1:1"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(RedisTest, RepliesOfEveryType) {
+  RedisClient c = client();
+  RedisReply r = c.command({"SET", "k", "v"});
+  EXPECT_EQ(r.type, Type::status);
+  EXPECT_EQ(r.as_string(), "OK");
+  EXPECT_TRUE(c.command({"GET", "missing"}).is_nil());
+  r = c.command({"GET", "k"});
+  EXPECT_EQ(r.type, Type::bulk);
+  EXPECT_EQ(r.as_string(), "v");
+  r = c.command({"INCRBY", "n", "41"});
+  EXPECT_EQ(r.type, Type::integer);
+  EXPECT_EQ(c.command({"INCR", "n"}).as_integer(), 42);
+  // Binary-safe and empty bulk strings; a reply larger than one socket read.
+  std::string binary("a\r\nb\0c", 6), big(3 << 20, 'x');
+  c.command({"SET", "bin", binary});
+  c.command({"SET", "empty", ""});
+  c.command({"SET", "big", big});
+  EXPECT_EQ(c.command({"GET", "bin"}).as_string(), binary);
+  EXPECT_EQ(c.command({"GET", "empty"}).type, Type::bulk);
+  EXPECT_EQ(c.command({"GET", "big"}).as_string().size(), big.size());
+  c.command({"RPUSH", "list", "a", "b", "c"});
+  r = c.command({"LRANGE", "list", "0", "-1"});
+  ASSERT_EQ(r.type, Type::array);
+  ASSERT_EQ(r.as_array().size(), 3u);
+  EXPECT_EQ(r.as_array()[2].as_string(), "c");
+  EXPECT_TRUE(c.command({"LRANGE", "nolist", "0", "-1"}).as_array().empty());
+  // A nested error stays an element; a nested nil too.
+  r = c.command({"EVAL", "return {1, 'two', redis.error_reply('BOOM nested'), {3}}", "0"});
+  ASSERT_EQ(r.as_array().size(), 4u);
+  EXPECT_EQ(r.as_array()[0].as_integer(), 1);
+  EXPECT_EQ(r.as_array()[1].as_string(), "two");
+  EXPECT_EQ(r.as_array()[2].type, Type::error);
+  EXPECT_EQ(r.as_array()[2].text, "BOOM nested");
+  EXPECT_EQ(r.as_array()[3].as_array()[0].as_integer(), 3);
+  EXPECT_THROW((void)r.as_integer(), RedisConnectionError);
+}
+
+TEST_F(RedisTest, Resp3RepliesMapOntoTheResp2Shapes) {
+  RedisClient c = client();
+  RedisReply hello = c.command({"HELLO", "3"});  // a map: flattened to key, value, ...
+  ASSERT_EQ(hello.type, Type::array);
+  ASSERT_GE(hello.as_array().size(), 2u);
+  EXPECT_EQ(hello.as_array()[0].as_string(), "server");
+  EXPECT_TRUE(c.command({"GET", "missing"}).is_nil());  // "_"
+  c.command({"HSET", "h", "f", "v"});
+  RedisReply map = c.command({"HGETALL", "h"});  // "%"
+  ASSERT_EQ(map.as_array().size(), 2u);
+  EXPECT_EQ(map.as_array()[1].as_string(), "v");
+  c.command({"SADD", "set", "m"});
+  EXPECT_EQ(c.command({"SMEMBERS", "set"}).as_array().at(0).as_string(), "m");  // "~"
+  EXPECT_EQ(c.command({"EVAL", "redis.setresp(3); return {double=1.5}", "0"}).as_string(), "1.5");  // ","
+  EXPECT_EQ(c.command({"EVAL", "redis.setresp(3); return true", "0"}).as_integer(), 1);  // "#"
+  EXPECT_THROW(c.command({"INCR", "h"}), RedisError);
+  EXPECT_EQ(c.command({"PING"}).as_string(), "PONG");
+}
+
+TEST_F(RedisTest, ErrorReplyIsTypedAndTheConnectionStaysUsable) {
+  RedisClient c = client();
+  c.command({"SET", "k", "not a number"});
+  try {
+    c.command({"INCR", "k"});
+    FAIL() << "INCR of text succeeded";
+  } catch (const RedisError& e) {
+    EXPECT_EQ(e.code(), "ERR");
+    EXPECT_NE(e.server_message().find("not an integer"), std::string::npos) << e.what();
+  }
+  try {
+    c.command({"NOSUCHCOMMAND"});
+    FAIL();
+  } catch (const RedisError& e) {
+    EXPECT_NE(e.server_message().find("unknown command"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(c.command({"PING"}).as_string(), "PONG");
+}
+
+TEST_F(RedisTest, AuthIsRequiredAndAWrongPasswordRefused) {
+  RedisOptions wrong = server->client_options();
+  wrong.password = "wrong";
+  try {
+    RedisClient c(wrong);
+    FAIL() << "a wrong password was accepted";
+  } catch (const RedisError& e) {
+    EXPECT_EQ(e.code(), "WRONGPASS") << e.what();
+  }
+  RedisOptions anonymous = server->client_options();
+  anonymous.user.clear();
+  anonymous.password.clear();
+  RedisClient c(anonymous);  // connecting needs no credentials; the first command does
+  try {
+    c.command({"PING"});
+    FAIL() << "PING was answered without AUTH";
+  } catch (const RedisError& e) {
+    EXPECT_EQ(e.code(), "NOAUTH") << e.what();
+  }
+}
+
+TEST_F(RedisTest, TwoConsumersOfAGroupGetDistinctEntries) {
+  RedisClient ca = client(), cb = client();
+  RedisStreamQueue qa(ca, "tasks", "sm90"), qb(cb, "tasks", "sm90");
+  // Added before the group exists: still delivered (the group starts at 0).
+  std::set<std::string> added = {qa.add({{"task", "t0"}})};
+  EXPECT_TRUE(qa.ensure_group());
+  EXPECT_FALSE(qb.ensure_group()) << "BUSYGROUP is not an error";
+  for (int i = 1; i < 10; ++i) added.insert(qa.add({{"task", "t" + std::to_string(i)}, {"request", "{}"}}));
+  auto a = qa.read_group("hostA-gpu0", 4, 0);
+  auto b = qb.read_group("hostB-gpu0", 100, 100);
+  EXPECT_EQ(a.size(), 4u);
+  EXPECT_EQ(b.size(), 6u);
+  std::set<std::string> seen = ids(a);
+  for (const auto& e : b) EXPECT_TRUE(seen.insert(e.id).second) << e.id << " delivered twice";
+  EXPECT_EQ(seen, added);
+  EXPECT_EQ(a[0].field("task"), "t0");
+  EXPECT_EQ(b[0].field("request"), "{}");
+  EXPECT_FALSE(b[0].field("nope").has_value());
+  // Nothing new: a blocking read times out with no entries.
+  EXPECT_TRUE(qa.read_group("hostA-gpu0", 1, 50).empty());
+  PendingSummary p = qa.pending();
+  EXPECT_EQ(p.count, 10);
+  EXPECT_EQ(p.consumers["hostA-gpu0"], 4);
+  EXPECT_EQ(p.consumers["hostB-gpu0"], 6);
+  EXPECT_EQ(qa.ack({a[0].id, a[1].id}), 2);
+  EXPECT_EQ(qa.ack({a[0].id}), 0) << "acknowledged twice";
+  EXPECT_EQ(qa.pending().count, 8);
+}
+
+TEST_F(RedisTest, AnUnackedEntryOfADeadConsumerIsReclaimedAfterItsIdleTime) {
+  RedisClient c = client();
+  RedisStreamQueue q(c, "tasks", "sm90");
+  q.ensure_group();
+  std::string id = q.add({{"task", "t1"}});
+  {
+    RedisClient dying = client();
+    RedisStreamQueue qd(dying, "tasks", "sm90");
+    ASSERT_EQ(qd.read_group("hostA-gpu0", 1, 0).size(), 1u);
+  }  // the consumer is gone without acknowledging
+  AutoClaimed early = q.claim_stale("hostB-gpu1", 300, 10);
+  EXPECT_TRUE(early.entries.empty()) << "reclaimed before its idle time";
+  sleep_ms(350);
+  AutoClaimed late = q.claim_stale("hostB-gpu1", 300, 10);
+  ASSERT_EQ(late.entries.size(), 1u);
+  EXPECT_EQ(late.entries[0].id, id);
+  EXPECT_EQ(late.entries[0].field("task"), "t1");
+  EXPECT_EQ(late.next_cursor, "0-0");
+  auto pending = q.pending_entries(10);
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending[0].consumer, "hostB-gpu1");
+  EXPECT_EQ(pending[0].deliveries, 2) << "the re-run counts as a second attempt";
+  EXPECT_LT(pending[0].idle_ms, 300);
+  EXPECT_TRUE(q.pending_entries(10, "hostA-gpu0").empty());
+}
+
+TEST_F(RedisTest, TheClaimTokenMakesASecondCompleterLose) {
+  RedisClient ca = client(), cb = client();
+  RedisStreamQueue qa(ca, "tasks", "sm90"), qb(cb, "tasks", "sm90");
+  qa.ensure_group();
+  qa.add({{"task", "t1"}});
+  auto got = qa.read_group("A", 1, 0);
+  ASSERT_EQ(got.size(), 1u);
+  TaskClaim a, b;
+  ASSERT_EQ(qa.claim_task("t1", got[0].id, "A", 200, a), TaskClaimOutcome::claimed);
+  EXPECT_EQ(qb.claim_task("t1", got[0].id, "B", 200, b), TaskClaimOutcome::held_by_other);
+  // A stalls past its lease; B reclaims the entry and the task.
+  sleep_ms(250);
+  auto stale = qb.claim_stale("B", 200, 10);
+  ASSERT_EQ(stale.entries.size(), 1u);
+  ASSERT_EQ(qb.claim_task("t1", stale.entries[0].id, "B", 5000, b), TaskClaimOutcome::claimed);
+  EXPECT_NE(a.token, b.token);
+  EXPECT_FALSE(qa.renew(a, 5000)) << "a lost claim must not be renewable";
+  EXPECT_FALSE(qa.complete(a, R"({"status":"PASSED","by":"A"})")) << "the stale completer must lose";
+  EXPECT_FALSE(qa.result("t1").has_value());
+  EXPECT_TRUE(qb.complete(b, R"({"status":"PASSED","by":"B"})"));
+  EXPECT_FALSE(qb.complete(b, R"({"status":"PASSED","by":"B again"})")) << "completed twice";
+  EXPECT_EQ(qa.result("t1"), R"({"status":"PASSED","by":"B"})");
+  EXPECT_EQ(qa.pending().count, 0) << "completion acknowledges the entry";
+  EXPECT_FALSE(qa.claim_ttl_ms("t1").has_value()) << "completion deletes the claim";
+  // A twin delivery of a finished task is recognised as such.
+  TaskClaim c;
+  EXPECT_EQ(qa.claim_task("t1", got[0].id, "C", 200, c), TaskClaimOutcome::already_done);
+}
+
+TEST_F(RedisTest, RenewExtendsTheLeaseAndKeepsTheEntryFromBeingReclaimed) {
+  RedisClient ca = client(), cb = client();
+  RedisStreamQueue qa(ca, "tasks", "sm90"), qb(cb, "tasks", "sm90");
+  qa.ensure_group();
+  qa.add({{"task", "t1"}});
+  auto got = qa.read_group("A", 1, 0);
+  ASSERT_EQ(got.size(), 1u);
+  TaskClaim a, b;
+  ASSERT_EQ(qa.claim_task("t1", got[0].id, "A", 300, a), TaskClaimOutcome::claimed);
+  for (int i = 0; i < 4; ++i) {  // 600 ms in all: twice the lease and the reclaim idle time
+    sleep_ms(150);
+    ASSERT_TRUE(qa.renew(a, 300)) << "renewal " << i;
+    EXPECT_TRUE(qb.claim_stale("B", 300, 10).entries.empty()) << "a renewed entry was reclaimed";
+    EXPECT_EQ(qb.claim_task("t1", got[0].id, "B", 300, b), TaskClaimOutcome::held_by_other);
+  }
+  EXPECT_GT(*qa.claim_ttl_ms("t1"), 200);
+  ASSERT_TRUE(qa.renew(a, 60000));
+  EXPECT_GT(*qa.claim_ttl_ms("t1"), 59000);
+  TaskClaim forged = a;
+  forged.token = new_claim_token();
+  EXPECT_FALSE(qa.renew(forged, 60000)) << "renewed with a token that is not the claim's";
+  auto pending = qa.pending_entries(1);
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending[0].consumer, "A");
+  EXPECT_EQ(pending[0].deliveries, 1) << "renewal must not count as a delivery";
+}
+
+TEST_F(RedisTest, ACrashOfRedisWithAofLosesNoAddedEntryNorThePendingList) {
+  RedisClient c = client();
+  RedisStreamQueue q(c, "tasks", "sm90");
+  q.ensure_group();
+  std::vector<std::string> added;
+  for (int i = 0; i < 50; ++i) added.push_back(q.add({{"task", "t" + std::to_string(i)}}));
+  auto delivered = q.read_group("hostA-gpu0", 20, 0);
+  ASSERT_EQ(delivered.size(), 20u);
+  q.ack({delivered[0].id, delivered[1].id});
+  TaskClaim claim;
+  ASSERT_EQ(q.claim_task("t2", delivered[2].id, "hostA-gpu0", 60000, claim), TaskClaimOutcome::claimed);
+
+  server->kill();  // kill -9: only what appendfsync wrote survives
+  EXPECT_THROW(c.command({"PING"}), RedisConnectionError) << "a dead server must be a connection error";
+  EXPECT_FALSE(c.connected());
+  EXPECT_THROW(c.command({"PING"}), RedisConnectionError) << "reconnecting to a dead server";
+  server->start();  // same folder and port: the AOF is loaded
+
+  // The same client reconnects (and re-authenticates) on its next command.
+  auto entries = q.range();
+  ASSERT_EQ(entries.size(), added.size());
+  for (std::size_t i = 0; i < added.size(); ++i) EXPECT_EQ(entries[i].id, added[i]);
+  PendingSummary p = q.pending();
+  EXPECT_EQ(p.count, 18);
+  EXPECT_EQ(p.consumers["hostA-gpu0"], 18);
+  EXPECT_EQ(p.smallest_id, delivered[2].id);
+  // The group's position survived: the next read continues after the 20 delivered entries.
+  auto rest = q.read_group("hostB-gpu0", 100, 0);
+  ASSERT_EQ(rest.size(), 30u);
+  EXPECT_EQ(rest[0].id, added[20]);
+  // So did the claim: it is still current and completes once.
+  EXPECT_TRUE(q.renew(claim, 60000));
+  EXPECT_TRUE(q.complete(claim, R"({"status":"PASSED"})"));
+  EXPECT_EQ(q.pending().count, 47);
+
+  server->stop();  // a graceful restart as well
+  server->start();
+  EXPECT_EQ(q.range().size(), added.size());
+  EXPECT_EQ(q.pending().count, 47);
+  EXPECT_EQ(q.result("t2"), R"({"status":"PASSED"})");
+}
