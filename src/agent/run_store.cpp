@@ -383,11 +383,16 @@ ordered_json RunStore::run_config(const std::string& id) const { return run(id).
 
 void RunStore::set_run_status(const std::string& id, RunStatus status) {
   std::lock_guard lock(m_mutex);
-  auto origin = m_db.prepare("SELECT origin FROM runs WHERE id = ?");
-  origin.bind(1, id);
-  if (origin.step() && origin.text(0) != kMeasuredOrigin)
-    throw RunStoreError("cannot set the status of run " + id + ": it was imported (" + origin.text(0) +
-                        "), not run here");
+  {
+    // Finalised before the UPDATE: a SELECT left stepped holds its read transaction open, and the
+    // write would then have to upgrade it, which SQLite refuses at once (SQLITE_BUSY, no busy wait)
+    // when another process (an MCP server, the token proxy) wrote to the store in between.
+    auto origin = m_db.prepare("SELECT origin FROM runs WHERE id = ?");
+    origin.bind(1, id);
+    if (origin.step() && origin.text(0) != kMeasuredOrigin)
+      throw RunStoreError("cannot set the status of run " + id + ": it was imported (" + origin.text(0) +
+                          "), not run here");
+  }
   m_db.prepare("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?")
       .bind(1, to_string(status))
       .bind(2, now())

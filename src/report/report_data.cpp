@@ -42,6 +42,26 @@ std::vector<std::string> resolve_runs(const RunStore& store, const std::vector<s
   return ids;
 }
 
+}  // namespace
+
+std::string run_condition(const ordered_json& config) {
+  std::vector<std::string> parts;
+  if (!config.is_object()) return "-";
+  if (config.contains("repair_from") && config["repair_from"].is_object()) parts.push_back("repair seeds");
+  if (config.contains("repair_notes") && config["repair_notes"].is_object()) {
+    const ordered_json& n = config["repair_notes"];
+    const std::string mode = n.contains("mode") && n["mode"].is_string() ? n["mode"].get<std::string>() : "?";
+    if (mode != "off")
+      parts.push_back(mode + (n.contains("k") && n["k"].is_number_integer() ? " (k " + std::to_string(n["k"].get<int64_t>()) + ")" : ""));
+  }
+  if (parts.empty()) return "-";
+  std::string out;
+  for (const auto& p : parts) out += (out.empty() ? "" : "; ") + p;
+  return out;
+}
+
+namespace {
+
 int64_t config_turns(const ordered_json& config) {
   if (config.is_object() && config.contains("num_turns") && config["num_turns"].is_number_integer())
     return std::max<int64_t>(0, config["num_turns"].get<int64_t>());
@@ -182,6 +202,7 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
     RunSummary s;
     s.info = store.run(id);
     s.num_turns = config_turns(s.info.config);
+    s.condition = run_condition(s.info.config);
     int64_t most = 0;
     for (const auto& info : store.list_trajectories(id)) {
       TrajectoryDetail d;

@@ -61,6 +61,9 @@ struct TrajectoryDetail {
 struct RunSummary {
   RunInfo info;
   int64_t num_turns = 0;  ///< the config's num_turns, else the most turns any trajectory took
+  /// The run's condition beyond model and task (run_condition): "-", or e.g. "repair seeds;
+  /// notes+kernel (k 3)", so runs of the notes ablation read apart.
+  std::string condition;
   std::vector<std::size_t> trajectories;  ///< indexes into Report::trajectories
 };
 
@@ -70,6 +73,10 @@ enum class GroupBy {
   tag,         ///< one row per definition x prompt tag, and an '(all)' row per tag (`--by tag`: Table 4)
 };
 std::string to_string(GroupBy by);
+
+/// What a run's config changes in what the model is shown, beyond the task: trajectories started from
+/// repair seeds (`repair_from`) and the retrieved repair notes' mode (`repair_notes`); "-" for none.
+std::string run_condition(const ordered_json& config);
 
 struct Group {
   std::string run_id, model, definition, gpu;

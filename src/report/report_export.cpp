@@ -143,7 +143,7 @@ ordered_json report_json(const Report& r) {
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const auto& s = r.runs[i];
     runs.push_back({{"label", "R" + std::to_string(i + 1)}, {"id", s.info.id}, {"status", to_string(s.info.status)},
-                    {"origin", s.info.origin}, {"model", s.info.model}, {"name", s.info.notes}, {"num_turns", s.num_turns},
+                    {"origin", s.info.origin}, {"model", s.info.model}, {"name", s.info.notes}, {"num_turns", s.num_turns}, {"condition", s.condition},
                     {"trajectories", s.trajectories.size()}, {"config", s.info.config}});
   }
   j["runs"] = runs;

@@ -460,12 +460,12 @@ std::string render_html(const Report& r) {
        "&amp; transitions</a><a href=\"#tokens\">Tokens</a><a href=\"#trajectories\">Trajectories</a><a href=\"#definitions\">Definitions</a></nav>\n";
 
   s += h2(r, "runs", "Runs") + "<table><tr><th></th><th>Run</th><th>Status</th><th>Origin</th><th>Model</th><th class=\"num\">num_turns</th><th "
-       "class=\"num\">Trajectories</th><th>Name</th></tr>";
+       "class=\"num\">Trajectories</th><th>Condition</th><th>Name</th></tr>";
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const auto& run = r.runs[i];
-    s += fmt::format("<tr><td>R{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
+    s += fmt::format("<tr><td>R{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
                      i + 1, e(run.info.id), e(to_string(run.info.status)), run.info.imported() ? " class=\"bad\"" : "",
-                     e(run.info.origin), e(run.info.model), run.num_turns, run.trajectories.size(), e(run.info.notes));
+                     e(run.info.origin), e(run.info.model), run.num_turns, run.trajectories.size(), e(run.condition), e(run.info.notes));
   }
   s += "</table>\n";
   s += provenance_html(r);

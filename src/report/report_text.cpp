@@ -100,11 +100,11 @@ std::string render_text(const Report& r) {
   if (auto mark = fake_mark(r); !mark.empty()) out += wrap("*** " + mark + " ***", "") + "\n";
   out += title(r, "Runs");
   {
-    TextTable t({"", "Run", "Status", "Origin", "Model", "num_turns", "Trajectories", "Name"}, 8);
+    TextTable t({"", "Run", "Status", "Origin", "Model", "num_turns", "Trajectories", "Condition", "Name"}, 9);
     for (std::size_t i = 0; i < r.runs.size(); ++i) {
       const auto& s = r.runs[i];
       t.row({"R" + std::to_string(i + 1), s.info.id, to_string(s.info.status), s.info.origin, s.info.model, std::to_string(s.num_turns),
-             std::to_string(s.trajectories.size()), s.info.notes});
+             std::to_string(s.trajectories.size()), s.condition, s.info.notes});
     }
     out += t.str();
   }

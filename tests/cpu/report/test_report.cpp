@@ -320,6 +320,29 @@ TEST(ReportFromStore, FakeBackendVerdictsAreRefusedUnlessAllowedThenMarkedEveryw
   EXPECT_EQ(count(html, "<span class=\"bad fake-tag\">"), 7u);
 }
 
+TEST(ReportFromStore, RunsOfTheNotesAblationReadApart) {
+  EXPECT_EQ(run_condition(ordered_json{{"policy", "model"}}), "-");
+  EXPECT_EQ(run_condition(ordered_json{{"repair_notes", {{"mode", "off"}}}}), "-");
+  EXPECT_EQ(run_condition(ordered_json{{"repair_notes", {{"mode", "notes"}, {"store", "n.db"}, {"k", 3}}}}), "notes (k 3)");
+  TempDir dir;
+  RunStore store((dir.path() / "runs.db").string());
+  const std::string gemm = "gemm_n7168_k5120";
+  std::string plain = store.create_run({{"policy", "model"}, {"num_turns", 1}}, "model-n", "no notes");
+  std::string noted = store.create_run({{"policy", "model"},
+                                        {"num_turns", 1},
+                                        {"repair_from", {{"file", "seeds.jsonl"}, {"sha256", "ab"}}},
+                                        {"repair_notes", {{"mode", "notes+kernel"}, {"store", "n.db"}, {"k", 2}}}},
+                                       "model-n", "notes and kernel");
+  for (const auto& run : {plain, noted}) add_trajectory(store, run, {gemm, "", "contract", 0}, {{"PASSED", 1.1, true}}, finished());
+  Report r = build_report(store, {plain, noted}, {1});
+  ASSERT_EQ(r.runs.size(), 2u);
+  EXPECT_EQ(r.runs[0].condition, "-");
+  EXPECT_EQ(r.runs[1].condition, "repair seeds; notes+kernel (k 2)");
+  EXPECT_NE(render_text(r).find("repair seeds; notes+kernel (k 2)"), std::string::npos);
+  EXPECT_NE(render_html(r).find("<td>repair seeds; notes+kernel (k 2)</td>"), std::string::npos);
+  EXPECT_EQ(ordered_json::parse(report_json(r).dump())["runs"][1]["condition"], "repair seeds; notes+kernel (k 2)");
+}
+
 TEST(ReportFromStore, EvaluationOptionsOffTheirDefaultsAreFlagged) {
   TempDir dir;
   RunStore store((dir.path() / "runs.db").string());
