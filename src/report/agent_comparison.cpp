@@ -230,44 +230,8 @@ std::vector<std::string> comparability_warnings(const Report& r, const AgentComp
 
 std::string clean(const std::string& s) { return terminal_safe(s); }
 
-// Columns left-aligned up to `left`, right-aligned after; a rule under the header.
-std::string text_table(const std::vector<std::vector<std::string>>& rows, std::size_t left) {
-  std::vector<std::size_t> w;
-  for (const auto& r : rows)
-    for (std::size_t i = 0; i < r.size(); ++i) {
-      if (w.size() <= i) w.resize(i + 1, 0);
-      w[i] = std::max(w[i], display_width(clean(r[i])));
-    }
-  std::string out;
-  for (std::size_t k = 0; k < rows.size(); ++k) {
-    std::string line = "  ";
-    for (std::size_t i = 0; i < rows[k].size(); ++i) {
-      std::string cell = clean(rows[k][i]), pad(w[i] - display_width(cell), ' ');
-      line += i < left ? cell + pad : pad + cell;
-      if (i + 1 < rows[k].size()) line += "  ";
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    out += line + "\n";
-    if (k == 0) {
-      std::size_t total = 0;
-      for (auto x : w) total += x + 2;
-      out += "  " + std::string(total > 2 ? total - 2 : 0, '-') + "\n";
-    }
-  }
-  return out;
-}
-
 std::string wrap(const std::string& text, const std::string& indent, std::size_t cols = 100) {
-  std::istringstream in(clean(text));
-  std::string word, line = indent, out;
-  while (in >> word) {
-    if (display_width(line) + 1 + display_width(word) > cols && display_width(line) > display_width(indent)) {
-      out += line + "\n";
-      line = indent;
-    }
-    line += (display_width(line) > display_width(indent) ? " " : "") + word;
-  }
-  return out + line + "\n";
+  return wrap_words(clean(text), indent, cols);
 }
 
 std::string speedup_cell(const RuleBests& b) {

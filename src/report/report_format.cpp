@@ -1,5 +1,8 @@
 #include "report/report_format.h"
 
+#include <algorithm>
+#include <sstream>
+
 #include <fmt/format.h>
 
 namespace ptxbench::report {
@@ -49,6 +52,45 @@ std::size_t display_width(const std::string& s) {
   std::size_t n = 0;
   for (unsigned char c : s) n += (c & 0xC0) != 0x80;
   return n;
+}
+
+std::string text_table(const std::vector<std::vector<std::string>>& rows, std::size_t left_columns) {
+  std::vector<std::size_t> w;
+  for (const auto& r : rows)
+    for (std::size_t i = 0; i < r.size(); ++i) {
+      if (w.size() <= i) w.resize(i + 1, 0);
+      w[i] = std::max(w[i], display_width(terminal_safe(r[i])));
+    }
+  std::string out;
+  for (std::size_t k = 0; k < rows.size(); ++k) {
+    std::string line = "  ";
+    for (std::size_t i = 0; i < rows[k].size(); ++i) {
+      std::string cell = terminal_safe(rows[k][i]), pad(w[i] - display_width(cell), ' ');
+      line += i < left_columns ? cell + pad : pad + cell;
+      if (i + 1 < rows[k].size()) line += "  ";
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+    if (k == 0) {
+      std::size_t total = 0;
+      for (auto x : w) total += x + 2;
+      out += "  " + std::string(total > 2 ? total - 2 : 0, '-') + "\n";
+    }
+  }
+  return out;
+}
+
+std::string wrap_words(const std::string& text, const std::string& indent, std::size_t cols) {
+  std::istringstream in(text);
+  std::string word, line = indent, out;
+  while (in >> word) {
+    if (display_width(line) + 1 + display_width(word) > cols && display_width(line) > display_width(indent)) {
+      out += line + "\n";
+      line = indent;
+    }
+    line += (display_width(line) > display_width(indent) ? " " : "") + word;
+  }
+  return out + line + "\n";
 }
 
 std::string format_number(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }

@@ -42,6 +42,11 @@ std::string strict_note();
 std::string terminal_safe(const std::string& s);
 /// Columns a UTF-8 string takes on a terminal (one per code point).
 std::size_t display_width(const std::string& s);
+/// Rows (the first is the header) as a terminal table: columns left-aligned up to `left_columns`,
+/// right-aligned after, a rule under the header; every cell through terminal_safe.
+std::string text_table(const std::vector<std::vector<std::string>>& rows, std::size_t left_columns);
+/// `text` re-flowed into lines of at most `cols` columns, each starting with `indent`.
+std::string wrap_words(const std::string& text, const std::string& indent, std::size_t cols = 100);
 std::string format_number(double v, int decimals);
 std::string format_optional(const std::optional<double>& v, int decimals, const std::string& none = "-");
 /// "1 / 4 / 8"

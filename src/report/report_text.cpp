@@ -11,7 +11,6 @@ namespace ptxbench::report {
 namespace {
 
 std::string clean(const std::string& s) { return terminal_safe(s); }
-std::size_t width(const std::string& s) { return display_width(s); }
 
 class TextTable {
  public:
@@ -20,32 +19,7 @@ class TextTable {
     for (auto& c : cells) c = clean(c);
     m_rows.push_back(std::move(cells));
   }
-  [[nodiscard]] std::string str() const {
-    std::vector<std::size_t> w;
-    for (const auto& r : m_rows)
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        if (w.size() <= i) w.resize(i + 1, 0);
-        w[i] = std::max(w[i], width(r[i]));
-      }
-    std::string out;
-    for (std::size_t k = 0; k < m_rows.size(); ++k) {
-      const auto& r = m_rows[k];
-      std::string line = "  ";
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        std::string pad(w[i] - width(r[i]), ' ');
-        line += i < m_left ? r[i] + pad : pad + r[i];
-        if (i + 1 < r.size()) line += "  ";
-      }
-      while (!line.empty() && line.back() == ' ') line.pop_back();
-      out += line + "\n";
-      if (k == 0) {
-        std::size_t total = 0;
-        for (auto x : w) total += x + 2;
-        out += "  " + std::string(total > 2 ? total - 2 : 0, '-') + "\n";
-      }
-    }
-    return out;
-  }
+  [[nodiscard]] std::string str() const { return text_table(m_rows, m_left); }
 
  private:
   std::size_t m_left;
@@ -53,16 +27,7 @@ class TextTable {
 };
 
 std::string wrap(const std::string& text, const std::string& indent, std::size_t cols = 100) {
-  std::istringstream in(text);
-  std::string word, line = indent, out;
-  while (in >> word) {
-    if (width(line) + 1 + width(word) > cols && width(line) > width(indent)) {
-      out += line + "\n";
-      line = indent;
-    }
-    line += (width(line) > width(indent) ? " " : "") + word;
-  }
-  return out + line + "\n";
+  return wrap_words(text, indent, cols);
 }
 
 std::vector<std::string> key_columns(const Report& r, const Group& g) {

@@ -79,6 +79,26 @@ TEST(NcuReport, PredicatedOffInstructionsDoNotCount) {
   EXPECT_FALSE(parse_ncu_csv("==PROF== nothing", {}, "").available);
 }
 
+// The trick of a candidate that names its kernel like the evaluator's own (`ptxb_internal_…`, which
+// a profile leaves out of the foreign list and a builtin's launches) to have it ignored: a kernel
+// of the candidate's cubin is counted whatever its name; the prefix only spares our kernels.
+TEST(NcuReport, ACandidateKernelNamedLikeOursIsStillCounted) {
+  std::string csv = read_file(std::string(PTXBENCH_TEST_DATA) + "/data/ncu_probe_pred.csv");
+  const std::string disguised = "_Z18ptxb_internal_predPfi";
+  for (std::size_t at = csv.find("_Z4predPfi"); at != std::string::npos; at = csv.find("_Z4predPfi", at))
+    csv.replace(at, 10, disguised);
+  RuntimeSass r = parse_ncu_csv(csv, {disguised}, "ptxb_internal_");
+  ASSERT_TRUE(r.available) << r.note;
+  EXPECT_EQ(r.kernels_profiled, 1);
+  EXPECT_EQ(r.thread_true.at("EXIT"), 128);
+  ASSERT_EQ(r.launches.size(), 1u);
+  EXPECT_EQ(r.launches[0].name, disguised);
+  // Not the candidate's (not in its cubin): ours, neither counted nor foreign.
+  RuntimeSass ours = parse_ncu_csv(csv, {"_Z5otherv"}, "ptxb_internal_");
+  EXPECT_EQ(ours.kernels_profiled, 0);
+  EXPECT_TRUE(ours.foreign_kernels.empty());
+}
+
 // cuobjdump of knowledge/blackwell/examples/sm100_tcgen05_sample.cu, built for sm_100a here and
 // disassembled on the H200 host (cuobjdump reads any architecture): the static Blackwell checks.
 TEST(SassListing, BlackwellSampleShowsTcgen05Mechanisms) {
