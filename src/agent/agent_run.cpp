@@ -45,7 +45,7 @@ class ThrottledPolicy final : public Policy {
 
 std::unique_ptr<Policy> make_policy(const RunConfig& c, const fs::path& root) {
   std::unique_ptr<Policy> p;
-  if (c.policy == "expert") p = make_expert_policy(root);
+  if (c.policy == "expert") p = make_expert_policy(root, c.language);
   else if (c.policy == "replay") p = make_replay_policy(c.replay_store, c.replay_run);
   else p = make_model_policy(std::shared_ptr<ModelClient>(make_model_client(*c.model)), *c.model);
   return std::make_unique<ThrottledPolicy>(std::move(p), c.model_concurrency);
@@ -60,6 +60,7 @@ std::vector<std::string> check_config(const RunConfig& c, const Catalog& catalog
     ordered_json probe = {{"definition", d}, {"source", "// config check"}};
     if (!c.workload.empty()) probe["workload"] = c.workload;
     if (!c.eval_options.empty()) probe["options"] = c.eval_options;
+    if (c.language != CandidateLanguage::cuda) probe["language"] = to_string(c.language);
     (void)parse_eval_request(probe.dump(), catalog, EvalRequestLimits{}, "run config");
     const Definition& def = catalog.definition(d);
     const Workload& w = c.workload.empty() ? catalog.default_workload(d) : catalog.find_workload(d, c.workload);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <string_view>
 #include <vector>
 
 #include "common/text.h"
@@ -62,38 +63,68 @@ std::vector<Block> fenced_blocks(const std::string& text) {
   return blocks;
 }
 
-bool code_language(const std::string& lang) {
-  static const char* ok[] = {"", "cuda", "cu", "cpp", "c++", "cxx", "c", "cc", "h", "hpp", "cuh"};
-  return std::any_of(std::begin(ok), std::end(ok), [&](const char* l) { return lang == l; });
+bool code_language(const std::string& lang, CandidateLanguage language) {
+  static const char* cuda[] = {"", "cuda", "cu", "cpp", "c++", "cxx", "c", "cc", "h", "hpp", "cuh"};
+  static const char* python[] = {"", "python", "py", "python3", "triton"};
+  auto in = [&](const auto& list) {
+    return std::any_of(std::begin(list), std::end(list), [&](const char* l) { return lang == l; });
+  };
+  return language == CandidateLanguage::triton ? in(python) : in(cuda);
+}
+
+// A line that starts a top-level `def run(` (spaces allowed before the parenthesis). An indented
+// `def run` (a method, a nested helper) is not the entry point; the static checker says the rest.
+bool defines_python_run(const std::string& body) {
+  for (std::size_t pos = 0; pos < body.size();) {
+    std::size_t end = body.find('\n', pos);
+    if (end == std::string::npos) end = body.size();
+    std::string_view line(body.data() + pos, end - pos);
+    if (line.rfind("def run", 0) == 0) {
+      std::size_t i = 7;
+      while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+      if (i < line.size() && line[i] == '(') return true;
+    }
+    pos = end + 1;
+  }
+  return false;
+}
+
+bool defines_entry(const std::string& body, CandidateLanguage language) {
+  return language == CandidateLanguage::triton ? defines_python_run(body) : body.find("ptxb_run") != std::string::npos;
 }
 
 }  // namespace
 
-Extraction extract_candidate(const std::string& answer) {
+Extraction extract_candidate(const std::string& answer, CandidateLanguage language) {
   Extraction e;
   std::vector<Block> blocks = fenced_blocks(answer);
   e.blocks_seen = static_cast<int>(blocks.size());
   bool truncated = false;
   for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     if (!it->closed) {
-      truncated = truncated || it->body.find("ptxb_run") != std::string::npos;
+      truncated = truncated || defines_entry(it->body, language);
       continue;
     }
-    if (!code_language(it->lang) || lower_trim(it->body).empty()) continue;
-    if (it->body.find("ptxb_run") == std::string::npos) continue;
+    if (!code_language(it->lang, language) || lower_trim(it->body).empty()) continue;
+    if (!defines_entry(it->body, language)) continue;
     e.source = it->body;
     return e;
   }
+  const bool triton = language == CandidateLanguage::triton;
+  const std::string fence = triton ? "```python ... ```" : "```cuda ... ```";
+  const std::string entry = triton ? "a top-level def run(...) that launches your @triton.jit kernels"
+                                   : "extern \"C\" int ptxb_run(const ptxb_tensor*, int32_t, cudaStream_t)";
   if (blocks.empty())
-    e.error = "No code block found in your answer. Answer with the complete kernel source in one fenced code block "
-              "(```cuda ... ```) that defines extern \"C\" int ptxb_run(const ptxb_tensor*, int32_t, cudaStream_t).";
+    e.error = "No code block found in your answer. Answer with the complete " + std::string(triton ? "Python file" : "kernel source") +
+              " in one fenced code block (" + fence + ") that defines " + entry + ".";
   else if (truncated)
     e.error = "Your last code block is not closed (the answer was cut off, probably at the output token limit). Send the "
-              "complete kernel in one closed fenced code block; keep explanations short.";
+              "complete " + std::string(triton ? "file" : "kernel") + " in one closed fenced code block; keep explanations short.";
   else
-    e.error = "None of the " + std::to_string(blocks.size()) + " code block(s) in your answer defines ptxb_run. Send the "
-              "complete kernel source, including extern \"C\" int ptxb_run(const ptxb_tensor*, int32_t, cudaStream_t), "
-              "in one fenced code block.";
+    e.error = "None of the " + std::to_string(blocks.size()) + " code block(s) in your answer " +
+              (triton ? "is a Python block that defines run" : "defines ptxb_run") + ". Send the complete " +
+              (triton ? "Python file" : "kernel source") + ", including " + entry + ", in one fenced code block" +
+              (triton ? " (" + fence + ")." : ".");
   return e;
 }
 

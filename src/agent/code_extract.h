@@ -1,10 +1,13 @@
 // Extracting the candidate from a model's answer (DESIGN §6): the last valid fenced code block.
-// Valid: closed, in a C/C++/CUDA language (or none named), not empty, and defining `ptxb_run` —
-// so a trailing snippet quoted for discussion or a truncated final block does not replace the kernel.
+// Valid: closed, in the run's language (CUDA: a C/C++/CUDA tag; Triton: python/py; or none named),
+// not empty, and defining the entry point (CUDA: `ptxb_run`; Triton: a top-level `def run(`) — so a
+// trailing snippet quoted for discussion or a truncated final block does not replace the kernel.
 #pragma once
 
 #include <optional>
 #include <string>
+
+#include "compile/triton_check.h"
 
 namespace ptxbench {
 
@@ -14,6 +17,6 @@ struct Extraction {
   int blocks_seen = 0;                ///< fenced blocks of any kind in the answer
 };
 
-Extraction extract_candidate(const std::string& answer);
+Extraction extract_candidate(const std::string& answer, CandidateLanguage language = CandidateLanguage::cuda);
 
 }  // namespace ptxbench

@@ -40,12 +40,13 @@ class ModelPolicy final : public Policy {
 
 class ExpertPolicy final : public Policy {
  public:
-  explicit ExpertPolicy(fs::path root) : m_root(std::move(root)) {}
+  ExpertPolicy(fs::path root, CandidateLanguage language) : m_root(std::move(root)), m_language(language) {}
   [[nodiscard]] std::string name() const override { return "expert"; }
   PolicyAnswer answer(const PolicyRequest& r) override {
     ExpertSource e = source_for(r.key->definition);
     PolicyAnswer a;
-    a.text = "The bundled reference kernel for " + r.key->definition + " (" + e.origin + ").\n\n```cuda\n" + e.source +
+    a.text = "The bundled reference kernel for " + r.key->definition + " (" + e.origin + ").\n\n```" +
+             (m_language == CandidateLanguage::triton ? "python" : "cuda") + "\n" + e.source +
              (e.source.empty() || e.source.back() == '\n' ? "" : "\n") + "```\n";
     a.usage.provider = "builtin";
     a.usage.model = "expert";
@@ -58,10 +59,11 @@ class ExpertPolicy final : public Policy {
   ExpertSource source_for(const std::string& definition) {
     std::lock_guard<std::mutex> lock(m_mutex);
     auto it = m_sources.find(definition);
-    if (it == m_sources.end()) it = m_sources.emplace(definition, find_expert_source(m_root, definition)).first;
+    if (it == m_sources.end()) it = m_sources.emplace(definition, find_expert_source(m_root, definition, m_language)).first;
     return it->second;
   }
   fs::path m_root;
+  CandidateLanguage m_language;
   std::mutex m_mutex;
   std::map<std::string, ExpertSource> m_sources;
 };
@@ -102,16 +104,19 @@ class ReplayPolicy final : public Policy {
 std::unique_ptr<Policy> make_model_policy(std::shared_ptr<ModelClient> client, const ModelConfig& config) {
   return std::make_unique<ModelPolicy>(std::move(client), config);
 }
-std::unique_ptr<Policy> make_expert_policy(const fs::path& root) { return std::make_unique<ExpertPolicy>(root); }
+std::unique_ptr<Policy> make_expert_policy(const fs::path& root, CandidateLanguage language) {
+  return std::make_unique<ExpertPolicy>(root, language);
+}
 std::unique_ptr<Policy> make_replay_policy(const std::string& store_path, const std::string& run_id) {
   return std::make_unique<ReplayPolicy>(store_path, run_id);
 }
 
-ExpertSource find_expert_source(const fs::path& root, const std::string& definition) {
-  for (const char* pack : {"hopper", "blackwell"}) {
-    fs::path p = root / "knowledge" / pack / "experts" / (definition + ".cu");
-    if (fs::exists(p)) return {read_file(p), fs::relative(p, root).string()};
-  }
+ExpertSource find_expert_source(const fs::path& root, const std::string& definition, CandidateLanguage language) {
+  if (language == CandidateLanguage::cuda)
+    for (const char* pack : {"hopper", "blackwell"}) {
+      fs::path p = root / "knowledge" / pack / "experts" / (definition + ".cu");
+      if (fs::exists(p)) return {read_file(p), fs::relative(p, root).string()};
+    }
   // Then the packs' expert suites (a variant is an edit of an expert: the causal forward), then
   // the fixtures' passing kernels.
   std::vector<fs::path> suites;
@@ -132,10 +137,13 @@ ExpertSource find_expert_source(const fs::path& root, const std::string& definit
       continue;  // not a suite file
     }
     if (suite.definition != definition) continue;
-    for (const auto& c : suite.cases)  // the agent answers CUDA-PTX: Triton cases are not experts for it
-      if (c.expect.status == Status::PASSED && c.language == CandidateLanguage::cuda)
+    for (const auto& c : suite.cases)  // a case of the run's language: a Triton run answers Python
+      if (c.expect.status == Status::PASSED && c.language == language)
         return {c.source, fs::relative(file, root).string() + ":" + c.name};
   }
+  if (language == CandidateLanguage::triton)
+    throw InputError("expert policy", "no passing Triton fixture (tests/fixtures/**/*.json, a case with language triton) for "
+                                      "definition '" + definition + "'");
   throw InputError("expert policy", "no expert kernel (knowledge/*/experts/" + definition +
                                         ".cu) and no passing fixture for definition '" + definition + "'");
 }

@@ -11,6 +11,7 @@
 #include "agent/model_client.h"
 #include "agent/run_store.h"
 #include "common/fs.h"
+#include "compile/triton_check.h"
 
 namespace ptxbench {
 
@@ -41,19 +42,22 @@ class Policy {
 std::unique_ptr<Policy> make_model_policy(std::shared_ptr<ModelClient> client, const ModelConfig& config);
 
 /// `root` is the data root (knowledge/, tests/fixtures/). Each answer is a short note and the
-/// kernel in a ```cuda block; usage counts nothing (no model was called).
-std::unique_ptr<Policy> make_expert_policy(const fs::path& root);
+/// kernel in a ```cuda block (a Triton run: the file in a ```python block); usage counts nothing
+/// (no model was called).
+std::unique_ptr<Policy> make_expert_policy(const fs::path& root, CandidateLanguage language = CandidateLanguage::cuda);
 
 /// The answers of the trajectory with the same key in `run_id` of the store at `store_path`.
 std::unique_ptr<Policy> make_replay_policy(const std::string& store_path, const std::string& run_id);
 
 /// The expert kernel for a definition: knowledge/<pack>/experts/<definition>.cu when one exists,
-/// else the first case of a suite under tests/fixtures whose definition matches and which is
-/// expected to pass. Throws InputError naming the definition when neither exists.
+/// else the first case of a suite under tests/fixtures whose definition matches, whose language is
+/// `language` and which is expected to pass (Triton: only such suite cases). Throws InputError
+/// naming the definition when neither exists.
 struct ExpertSource {
   std::string source;
   std::string origin;  ///< the file (or suite case) it came from
 };
-ExpertSource find_expert_source(const fs::path& root, const std::string& definition);
+ExpertSource find_expert_source(const fs::path& root, const std::string& definition,
+                                CandidateLanguage language = CandidateLanguage::cuda);
 
 }  // namespace ptxbench

@@ -7,6 +7,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/sha256.h"
+#include "prompt/prompt_builder.h"
 #include "verdict/status.h"
 
 namespace ptxbench {
@@ -50,6 +51,31 @@ RepairFromConfig repair_from_from_json(const JsonChecker& check, const ordered_j
   } catch (const InputError& e) {
     check.fail("repair_from.file", JsonChecker::message_of(e));
   }
+}
+
+// The run's language: the `language` field where given, else the tags' (no tags: the prompt
+// builder's default tags, which are CUDA). One language per run: its trajectories share one
+// extraction rule and one service route, and the report's per-language table reads it per run.
+CandidateLanguage language_from_json(const JsonChecker& check, const ordered_json& j, const std::vector<std::string>& tags) {
+  std::vector<std::string> triton, cuda;
+  for (const auto& t : tags) (prompt_tag_language(t) == CandidateLanguage::triton ? triton : cuda).push_back(t);
+  auto list = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const auto& t : v) s += (s.empty() ? "" : ", ") + t;
+    return s;
+  };
+  if (!triton.empty() && !cuda.empty())
+    check.fail("prompt_tags", "mixes Triton tags (" + list(triton) + ") and CUDA tags (" + list(cuda) +
+                                  "): a run has one language; split them into two runs and report both side by side");
+  CandidateLanguage derived = triton.empty() ? CandidateLanguage::cuda : CandidateLanguage::triton;
+  if (!j.contains("language")) return derived;
+  CandidateLanguage language = check.enum_field(j, "", "language", parse_candidate_language);
+  if (language == CandidateLanguage::triton && triton.empty())
+    check.fail("language", "triton needs Triton prompt tags (triton-hopper, triton-hopper-noguide) in prompt_tags" +
+                               std::string(tags.empty() ? " (none given: the default tags are CUDA)" : ", not " + list(cuda)));
+  if (language == CandidateLanguage::cuda && !triton.empty())
+    check.fail("language", "cuda contradicts the Triton prompt tags " + list(triton));
+  return language;
 }
 
 }  // namespace
@@ -123,6 +149,7 @@ ordered_json RunConfig::to_json() const {
   j["definitions"] = definitions;
   if (!workload.empty()) j["workload"] = workload;
   j["prompt_tags"] = prompt_tags;
+  j["language"] = to_string(language);
   if (!repair_from) j["trajectories_per_tag"] = trajectories_per_tag;
   j["num_turns"] = num_turns;
   j["target_speedup"] = target_speedup;
@@ -144,8 +171,8 @@ ordered_json RunConfig::to_json() const {
 RunConfig run_config_from_json(const ordered_json& j, const std::string& document) {
   JsonChecker check(document);
   check.require_object(j, "");
-  check.only_fields(j, "", {"policy", "model", "replay", "definitions", "workload", "prompt_tags", "trajectories_per_tag",
-                            "num_turns", "target_speedup", "concurrency", "model_concurrency", "context", "service",
+  check.only_fields(j, "", {"policy", "model", "replay", "definitions", "workload", "prompt_tags", "language",
+                            "trajectories_per_tag", "num_turns", "target_speedup", "concurrency", "model_concurrency", "context", "service",
                             "service_token_file", "eval_options", "eval_timeout_s", "arch", "name", "repair_notes",
                             "repair_from"});
   RunConfig c;
@@ -190,6 +217,7 @@ RunConfig run_config_from_json(const ordered_json& j, const std::string& documen
   for (const auto& t : c.prompt_tags)
     if (base_prompt_tag(t) != t)
       check.fail("prompt_tags", "'" + t + "' ends with " + std::string(kRepairTagSuffix) + ", which marks repair trajectories");
+  c.language = language_from_json(check, j, c.prompt_tags);
   c.trajectories_per_tag = positive_int(check, j, "trajectories_per_tag", c.trajectories_per_tag, 1000);
   c.num_turns = positive_int(check, j, "num_turns", c.num_turns, 100);
   c.concurrency = positive_int(check, j, "concurrency", c.concurrency, 1024);

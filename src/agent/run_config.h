@@ -13,6 +13,7 @@
 #include "adapt/notes_feedback.h"
 #include "agent/model_client.h"
 #include "common/json_check.h"
+#include "compile/triton_check.h"
 
 namespace ptxbench {
 
@@ -61,6 +62,10 @@ struct RunConfig {
   std::vector<std::string> definitions;
   std::string workload;                       ///< empty: each definition's default workload
   std::vector<std::string> prompt_tags;       ///< empty: the prompt builder's default tags
+  /// What the model writes: the optional `language` field ("cuda" | "triton"), else derived from
+  /// the prompt tags (prompt_tag_language: triton-* tags are Triton). A run has ONE language: tags
+  /// of both, or a `language` its tags contradict, are refused. Always written to the stored config.
+  CandidateLanguage language = CandidateLanguage::cuda;
   int trajectories_per_tag = 4;
   int num_turns = 8;
   double target_speedup = 1.2;                ///< stop early at PASSED with speedup >= this

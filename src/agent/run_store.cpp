@@ -111,8 +111,12 @@ const std::vector<std::vector<const char*>> kMigrations = {
         "ALTER TABLE runs ADD COLUMN import_key TEXT",
         "CREATE UNIQUE INDEX runs_by_import_key ON runs(import_key) WHERE import_key IS NOT NULL",
     },
+    // 2 -> 3: Triton candidates (issue 22). Existing candidates are CUDA-PTX sources.
+    {
+        "ALTER TABLE candidates ADD COLUMN language TEXT NOT NULL DEFAULT 'cuda' CHECK (language IN ('cuda', 'triton'))",
+    },
 };
-static_assert(RunStore::kSchemaVersion == 2, "add a migration to kMigrations with the new version");
+static_assert(RunStore::kSchemaVersion == 3, "add a migration to kMigrations with the new version");
 
 double now() { return epoch_seconds(); }
 
@@ -744,15 +748,17 @@ void RunStore::record_model_answer(int64_t trajectory_id, int64_t turn, const st
   tx.commit();
 }
 
-std::string RunStore::record_candidate(int64_t trajectory_id, int64_t turn, const std::string& source) {
+std::string RunStore::record_candidate(int64_t trajectory_id, int64_t turn, const std::string& source,
+                                       CandidateLanguage language) {
   std::lock_guard lock(m_mutex);
   SqliteTransaction tx(m_db);
   require_step(trajectory_id, turn, {TurnStep::model_answered}, "store the candidate");
   std::string sha = sha256_hex(source);
-  m_db.prepare("INSERT OR IGNORE INTO candidates (sha256, source, created_at) VALUES (?, ?, ?)")
+  m_db.prepare("INSERT OR IGNORE INTO candidates (sha256, source, created_at, language) VALUES (?, ?, ?, ?)")
       .bind(1, sha)
       .bind(2, source)
       .bind(3, now())
+      .bind(4, to_string(language))
       .run();
   m_db.prepare("UPDATE turns SET candidate_sha256 = ? WHERE trajectory_id = ? AND turn = ?")
       .bind(1, sha)
@@ -899,7 +905,8 @@ std::vector<TurnRecord> RunStore::turns_locked(int64_t trajectory_id, std::optio
       (SELECT content FROM messages m WHERE m.trajectory_id = t.trajectory_id AND m.turn = t.turn AND m.kind = 'feedback'),
       v.verdict, u.id, u.prompt_tokens, u.completion_tokens, u.reasoning_tokens, u.cached_tokens, u.latency_s,
       u.attempts, u.provider, u.model, u.finish_reason,
-      (SELECT reasoning FROM messages m WHERE m.trajectory_id = t.trajectory_id AND m.turn = t.turn AND m.kind = 'answer')
+      (SELECT reasoning FROM messages m WHERE m.trajectory_id = t.trajectory_id AND m.turn = t.turn AND m.kind = 'answer'),
+      c.language
     FROM turns t
     LEFT JOIN candidates c ON c.sha256 = t.candidate_sha256
     LEFT JOIN verdicts v ON v.trajectory_id = t.trajectory_id AND v.turn = t.turn
@@ -941,6 +948,7 @@ std::vector<TurnRecord> RunStore::turns_locked(int64_t trajectory_id, std::optio
       r.usage = ModelUsage{st.integer(18), st.integer(19), st.integer(20), st.integer(21), st.real(22),
                            st.integer(23), st.text(24),    st.text(25),    st.text(26)};
     r.reasoning = st.optional_text(27);
+    if (auto language = st.optional_text(28)) r.candidate_language = parse_candidate_language(*language);
     out.push_back(std::move(r));
   }
   return out;

@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/json_check.h"
 #include "common/sqlite_db.h"
+#include "compile/triton_check.h"
 #include "verdict/verdict.h"
 
 namespace ptxbench {
@@ -131,6 +132,7 @@ struct TurnRecord {
   std::optional<ModelUsage> usage;
   std::optional<std::string> candidate_sha256;
   std::optional<std::string> candidate_source;
+  std::optional<CandidateLanguage> candidate_language;  ///< with the candidate: what it was stored as
   std::optional<std::string> extraction_error;
   std::optional<std::string> task_id;  ///< the service task of the current submission
   int64_t submissions = 0;             ///< 1, or more after record_resubmission
@@ -225,8 +227,9 @@ class RunStore {
   RunStore(const RunStore&) = delete;
   RunStore& operator=(const RunStore&) = delete;
 
-  /// 2: runs.origin, runs.gpu, runs.import_key (imported runs). Older files are migrated in place.
-  static constexpr int kSchemaVersion = 2;
+  /// 2: runs.origin, runs.gpu, runs.import_key (imported runs); 3: candidates.language (Triton
+  /// candidates, issue 22; older candidates are 'cuda'). Older files are migrated in place.
+  static constexpr int kSchemaVersion = 3;
   [[nodiscard]] const std::string& path() const noexcept { return m_path; }
 
   // ---- runs
@@ -272,8 +275,10 @@ class RunStore {
   /// back to the model by the store) and the call's usage, in one transaction.
   void record_model_answer(int64_t trajectory_id, int64_t turn, const std::string& answer, const ModelUsage& usage,
                            const std::string& reasoning = "");
-  /// Stores the source (content-addressed) and returns its SHA-256.
-  std::string record_candidate(int64_t trajectory_id, int64_t turn, const std::string& source);
+  /// Stores the source (content-addressed) with its language and returns its SHA-256. The same
+  /// bytes stored again keep the language they were first stored with.
+  std::string record_candidate(int64_t trajectory_id, int64_t turn, const std::string& source,
+                               CandidateLanguage language = CandidateLanguage::cuda);
   void record_extraction_error(int64_t trajectory_id, int64_t turn, const std::string& error);
   void record_submission(int64_t trajectory_id, int64_t turn, const std::string& task_id);
   /// The service lost the task (expired, deleted): the evaluation was submitted again.

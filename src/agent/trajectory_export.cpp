@@ -26,7 +26,11 @@ std::string safe_name(const std::string& s) {
   return out;
 }
 
-std::string candidate_file(int64_t turn) { return "turn_" + std::to_string(turn) + ".cu"; }
+// turn_<n>.cu, or turn_<n>.py for a Triton candidate, so each file opens in its language.
+std::string candidate_file(const TurnRecord& t) {
+  const bool triton = t.candidate_language == CandidateLanguage::triton;
+  return "turn_" + std::to_string(t.turn) + (triton ? ".py" : ".cu");
+}
 
 // The kernel to show as the trajectory's submission: the fastest instruction-qualified correct
 // candidate, else the fastest correct one, else the last candidate extracted.
@@ -81,7 +85,8 @@ ordered_json trajectory_json(const RunStore& store, int64_t trajectory_id) {
     d["correct"] = t.correct;
     d["target_instruction"] = t.target_instruction;
     d["speedup"] = optional_value(t.speedup);
-    d["candidate_file"] = t.candidate_source ? ordered_json(candidate_file(t.turn)) : ordered_json(nullptr);
+    d["candidate_file"] = t.candidate_source ? ordered_json(candidate_file(t)) : ordered_json(nullptr);
+    d["candidate_language"] = t.candidate_language ? ordered_json(to_string(*t.candidate_language)) : ordered_json(nullptr);
     d["candidate_sha256"] = optional_value(t.candidate_sha256);
     d["extraction_error"] = optional_value(t.extraction_error);
     d["task_id"] = optional_value(t.task_id);
@@ -166,7 +171,7 @@ fs::path export_trajectory(const RunStore& store, int64_t trajectory_id, const f
   fs::create_directories(dir);
   // Candidate files first: trajectory.json names only files that exist.
   for (const auto& t : store.turns(trajectory_id))
-    if (t.candidate_source) write_file_atomic(dir / candidate_file(t.turn), *t.candidate_source);
+    if (t.candidate_source) write_file_atomic(dir / candidate_file(t), *t.candidate_source);
   write_file_atomic(dir / "trajectory.json", trajectory_json(store, trajectory_id).dump(2) + "\n");
   return dir;
 }

@@ -52,7 +52,7 @@ std::vector<StoredMessage> TrajectoryRunner::opening_messages(const TrajectoryKe
   const RepairSeed& seed = from->seeds[static_cast<std::size_t>(key.index)];
   std::string feedback = seed.feedback;
   if (seed.status != to_string(Status::PASSED)) feedback = with_repair_notes(feedback, seed.wrong_source, key.definition);
-  out.push_back({"assistant", fenced(seed.wrong_source, "cuda"), 0, 0, ""});
+  out.push_back({"assistant", fenced(seed.wrong_source, m_config.language == CandidateLanguage::triton ? "python" : "cuda"), 0, 0, ""});
   out.push_back({"user", feedback, 0, 0, ""});
   return out;
 }
@@ -73,15 +73,13 @@ std::vector<StoredMessage> TrajectoryRunner::shape_context(const std::vector<Sto
   return latest;
 }
 
-namespace {
-// The service request for a turn's candidate.
 ordered_json evaluation_request(const TrajectoryKey& key, const std::string& source, const RunConfig& config) {
   ordered_json body = {{"definition", key.definition}, {"source", source}};
+  if (config.language == CandidateLanguage::triton) body["language"] = to_string(config.language);
   if (!key.workload_uuid.empty()) body["workload"] = key.workload_uuid;
   if (!config.eval_options.empty()) body["options"] = config.eval_options;
   return body;
 }
-}  // namespace
 
 void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&)>& on_event) {
   auto emit = [&](int64_t turn, TurnPhase phase, const std::string& detail = "", int64_t tokens = 0) {
@@ -129,8 +127,8 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
         break;
       }
       case NextAction::extract_candidate: {
-        Extraction e = extract_candidate(rp.last->answer.value_or(""));
-        if (e.source) m_store.record_candidate(id, turn, *e.source);
+        Extraction e = extract_candidate(rp.last->answer.value_or(""), m_config.language);
+        if (e.source) m_store.record_candidate(id, turn, *e.source, m_config.language);
         else m_store.record_extraction_error(id, turn, e.error);
         emit(turn, TurnPhase::extract, e.source ? "ok" : kExtractionErrorStatus);
         break;

@@ -46,6 +46,11 @@ struct TurnEvent {
   int64_t tokens = 0;  ///< answered: prompt + completion tokens of the call
 };
 
+/// The service request for a turn's candidate: {"definition", "source", "workload"?, "options"?},
+/// and `"language": "triton"` only for a Triton run, so a CUDA request stays as it always was and
+/// services that predate the field keep taking it.
+ordered_json evaluation_request(const TrajectoryKey& key, const std::string& source, const RunConfig& config);
+
 class TrajectoryRunner {
  public:
   /// `notes`: the run's notes store, opened once per run; required when the config's

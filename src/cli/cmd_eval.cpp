@@ -29,6 +29,8 @@ int run_remote(const Args& a) {
       if (a.eval.seed >= 0) options["seed"] = a.eval.seed;
       if (a.eval.trials > 0) options["trials"] = a.eval.trials;
       ordered_json body = {{"definition", a.definition}, {"source", read_file(f)}, {"options", options}};
+      // A .py file is a Triton candidate (docs/triton.md); the service takes "language" beside "source".
+      if (language_of_path(f) == CandidateLanguage::triton) body["language"] = "triton";
       if (!a.eval.workload.empty()) body["workload"] = a.eval.workload;
       std::string label = fs::path(f).stem().string() + (a.eval.repeat > 1 ? "." + std::to_string(r + 1) : "");
       submitted.push_back({label, client.submit(body)});
@@ -64,7 +66,8 @@ int run_eval(const Args& a) {
              evaluator.evaluate_trusted_library(a.definition, a.eval.workload,
                                                 executable_dir().parent_path() / "lib/libptxb_builtin_cublaslt.so"));
     for (const auto& f : a.files)
-      report(fs::path(f).stem().string() + suffix, evaluator.evaluate_source(a.definition, a.eval.workload, read_file(f)));
+      report(fs::path(f).stem().string() + suffix,
+             evaluator.evaluate_source(a.definition, a.eval.workload, read_file(f), std::nullopt, language_of_path(f)));
   }
   return infra ? 3 : 0;
 }
@@ -75,7 +78,7 @@ void register_eval(CLI::App& app, Action& action) {
   static Args a;
   auto* cmd = app.add_subcommand("eval", "evaluate candidate kernels on this host's GPU (the full verdict)");
   cmd->add_option("definition", a.definition, "definition name (ptxbench definitions list)")->required();
-  cmd->add_option("files", a.files, "candidate .cu files");
+  cmd->add_option("files", a.files, "candidate files: .cu (CUDA), .py (Triton, docs/triton.md)");
   cmd->add_option("--builtin", a.builtin, "evaluate a trusted builtin instead of files: cublaslt (A/A self-test)");
   cmd->add_option("--service", a.service, "evaluate through a running service, e.g. http://127.0.0.1:8742");
   add_token_file_option(cmd, a.token_file);

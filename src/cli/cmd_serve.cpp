@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/fd.h"
 #include "common/fs.h"
+#include "common/sha256.h"
 #include "definitions/catalog.h"
 #include "gpu/gpu_info.h"
 #include "service/access_token.h"
@@ -23,6 +24,7 @@
 #include "service/http_server.h"
 #include "service/service_api.h"
 #include "service/service_log.h"
+#include "service/redis_client.h"
 #include "service/task_queue.h"
 #include "service/worker_loop.h"
 #include "service/worker_pool.h"
@@ -42,6 +44,7 @@ void install_stop_handlers() {
 
 struct ServeArgs {
   std::string listen = "127.0.0.1:8742", db, gpus = "auto";
+  std::string queue, redis_password_file, host, arch = "sm_90a";
   int fake_gpus = 0, workers_per_gpu = 1;
   double lease = 120, retention_hours = 24 * 7;
   double sanitize_timeout = 0, call_timeout = 0;  // 0: the evaluator's defaults
@@ -52,6 +55,31 @@ struct ServeArgs {
   int64_t max_queued = 1000, client_quota = 100;
 };
 
+// --queue / --db → where the queue is. --queue takes a SQLite path too; the two are exclusive.
+QueueConfig queue_config_from(const std::string& queue, const std::string& db, const std::string& password_file,
+                              const std::string& host, const std::string& arch, double lease) {
+  if (!queue.empty() && !db.empty()) throw InputError("queue", "give --queue or --db, not both");
+  QueueConfig c;
+  c.location = !queue.empty() ? queue : !db.empty() ? db : (cache_root() / "service.db").string();
+  c.password_file = password_file;
+  c.host = host.empty() ? local_host_name() : host;
+  c.arch = arch;
+  c.gone_after_s = lease;
+  if (!c.redis() && !password_file.empty()) throw InputError("queue", "--redis-password-file needs --queue redis://…");
+  if (c.redis() && parse_redis_url(c.location).password.empty() == false)
+    spdlog::warn("the queue URL holds a password: it shows in process lists; use --redis-password-file");
+  return c;
+}
+
+void add_queue_options(CLI::App* cmd, std::string& queue, std::string& password_file, std::string& host, std::string& arch) {
+  cmd->add_option("--queue", queue,
+                  "where the queue is: a SQLite file, or redis://[USER@]HOST:PORT[/DB][?prefix=NAME] to share it with other hosts "
+                  "(docs/service.md, \"Many hosts\")");
+  cmd->add_option("--redis-password-file", password_file, "file holding the Redis ACL user's password (one line)");
+  cmd->add_option("--host", host, "this host's name in claims, health and verdicts (default: the system's host name)");
+  cmd->add_option("--arch", arch, "GPU kind whose task stream this process serves (one consumer group per arch)")->capture_default_str();
+}
+
 int serve(const ServeArgs& a) {
   init_service_log("serve", a.log_level);
   // Exposure first: nothing starts when the address would let other hosts in without a token.
@@ -59,11 +87,16 @@ int serve(const ServeArgs& a) {
   std::optional<std::string> token = load_access_token(a.token_file);
   require_token_for_listen(host, token);
   Catalog catalog = Catalog::load(data_root());
-  std::string db = a.db.empty() ? (cache_root() / "service.db").string() : a.db;
+  QueueConfig queue_config = queue_config_from(a.queue, a.db, a.redis_password_file, a.host, a.arch, a.lease);
+  // The local state of this service: the SQLite queue, or with Redis a file of this host's
+  // service that the instance lock, scratch folders and GPU locks go beside.
+  std::string db = queue_config.redis() ? (cache_root() / ("service-" + sha256_hex(queue_config.describe()).substr(0, 12) + ".local")).string()
+                                        : queue_config.location;
   if (fs::path(db).has_parent_path()) fs::create_directories(fs::path(db).parent_path());
   WorkerPoolConfig pool_config;
   pool_config.self_exe = (executable_dir() / "ptxbench").string();
   pool_config.db = db;
+  pool_config.queue = queue_config;
   pool_config.lease_s = a.lease;
   pool_config.workers_per_gpu = a.workers_per_gpu;
   // Workers sharing a GPU share its memory budget for cached workload states.
@@ -82,7 +115,10 @@ int serve(const ServeArgs& a) {
     for (int d = 0; d < a.fake_gpus; ++d) pool_config.devices.push_back(d);
   } else {
     int n = a.gpus == "auto" ? cuda_device_count() : std::stoi(a.gpus);
-    if (n <= 0) throw EnvironmentError("serve", "no CUDA device found (use --fake-gpus N to run without a GPU)");
+    // With Redis, a service may be only the front door (--gpus 0): workers on other hosts run the tasks.
+    if (n <= 0 && !(queue_config.redis() && a.gpus == "0"))
+      throw EnvironmentError("serve", "no CUDA device found (use --fake-gpus N to run without a GPU, or with --queue redis://… "
+                                      "--gpus 0 to serve without workers of this host)");
     for (int d = 0; d < n; ++d) pool_config.devices.push_back(d);
   }
   // The host's cores shared out among all workers for output comparisons.
@@ -93,7 +129,7 @@ int serve(const ServeArgs& a) {
   }
   // With several GPUs, a task whose evaluation failed on one (its worker died, an infrastructure
   // error) is re-run on another first.
-  if (pool_config.devices.size() > 1)
+  if (pool_config.devices.size() > 1 || queue_config.redis())
     pool_config.worker_args.insert(pool_config.worker_args.end(), {"--avoid-window", std::to_string(a.avoid_window)});
 
   // One service per queue. Runners and tools a killed predecessor left running (a hung candidate
@@ -106,7 +142,8 @@ int serve(const ServeArgs& a) {
                  left.processes_killed == 1 ? "" : "es");
   pool_config.worker_args.insert(pool_config.worker_args.end(), {"--scratch-root", scratch.string()});
 
-  TaskQueue queue(db);
+  std::unique_ptr<TaskQueue> queue_owner = open_task_queue(queue_config);
+  TaskQueue& queue = *queue_owner;
   int64_t recovered = queue.recover_all_running("service restarted; re-run");
   if (recovered > 0) spdlog::warn("{} task{} running when the service stopped re-queued", recovered, recovered == 1 ? "" : "s");
   queue.clear_health();  // records of GPUs this start does not use must not steer re-runs
@@ -114,7 +151,7 @@ int serve(const ServeArgs& a) {
   ServiceApiOptions api_options;
   api_options.admission = {a.max_queued, a.client_quota};
   api_options.token = token;
-  ServiceApi api(catalog, db, api_options, [&pool] { return pool.status(); });
+  ServiceApi api(catalog, queue_config, api_options, [&pool] { return pool.status(); });
   HttpServerOptions http;
   http.host = host;
   http.port = port;
@@ -126,7 +163,7 @@ int serve(const ServeArgs& a) {
   std::size_t workers = pool_config.devices.size() * static_cast<std::size_t>(std::max(1, a.workers_per_gpu));
   fmt::print("ptxbench service listening on http://{} ({} GPU{}, {} {}worker{}, queue {}, {} task{} recovered)\n",
              server.address(), pool_config.devices.size(), pool_config.devices.size() == 1 ? "" : "s", workers,
-             pool_config.fake ? "fake " : "", workers == 1 ? "" : "s", db, recovered, recovered == 1 ? "" : "s");
+             pool_config.fake ? "fake " : "", workers == 1 ? "" : "s", queue_config.describe(), recovered, recovered == 1 ? "" : "s");
   std::fflush(stdout);
   spdlog::info("listening on http://{}{}; queue bound {}, client quota {} (0: none)", server.address(),
                token ? " (access token required)" : "", a.max_queued, a.client_quota);
@@ -134,12 +171,17 @@ int serve(const ServeArgs& a) {
   while (!g_stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
     pool.supervise();
-    if (int64_t lost = queue.recover_expired(); lost > 0)
-      spdlog::warn("{} task{} whose worker stopped renewing its lease re-queued", lost, lost == 1 ? "" : "s");
-    if (std::chrono::steady_clock::now() - last_expiry > std::chrono::minutes(10)) {
-      if (int64_t expired = queue.expire_finished(a.retention_hours * 3600); expired > 0)
-        spdlog::info("{} finished task{} older than {} h expired", expired, expired == 1 ? "" : "s", a.retention_hours);
-      last_expiry = std::chrono::steady_clock::now();
+    try {
+      if (int64_t lost = queue.recover_expired(); lost > 0)
+        spdlog::warn("{} task{} whose worker stopped renewing its lease re-queued", lost, lost == 1 ? "" : "s");
+      if (std::chrono::steady_clock::now() - last_expiry > std::chrono::minutes(10)) {
+        if (int64_t expired = queue.expire_finished(a.retention_hours * 3600); expired > 0)
+          spdlog::info("{} finished task{} older than {} h expired", expired, expired == 1 ? "" : "s", a.retention_hours);
+        last_expiry = std::chrono::steady_clock::now();
+      }
+    } catch (const RedisConnectionError& e) {  // Redis restarting: the next round reconnects
+      spdlog::warn("queue maintenance skipped: {}", e.what());
+      std::this_thread::sleep_for(std::chrono::seconds(1));
     }
   }
   spdlog::info("stopping");
@@ -151,8 +193,9 @@ int serve(const ServeArgs& a) {
 
 struct WorkerArgs {
   std::string db, name, gpu_lock, scratch_root;
+  std::string queue, redis_password_file, host, arch = "sm_90a";
   double sanitize_timeout = 0, call_timeout = 0;  // 0: the evaluator's defaults
-  double state_budget_fraction = EvalOptions{}.state_budget_fraction, avoid_window = 0;
+  double state_budget_fraction = EvalOptions{}.state_budget_fraction, avoid_window = -1;  // -1: 60 s with Redis, else 0
   std::string sass_tool = "ncu";
   unsigned compare_threads = 0;
   int device = 0;
@@ -164,6 +207,7 @@ struct WorkerArgs {
 };
 
 int worker(const WorkerArgs& a) {
+  if (a.queue.empty() && a.db.empty()) throw InputError("worker", "give the queue: --db FILE (SQLite) or --queue redis://HOST:PORT");
   if (::fcntl(a.log_fd, F_GETFD) < 0) throw InputError("worker", "--log-fd " + std::to_string(a.log_fd) + " is not an open descriptor");
   init_service_log(a.name.empty() ? "gpu" + std::to_string(a.device) : a.name, a.log_level, a.log_fd);
   install_stop_handlers();
@@ -184,12 +228,15 @@ int worker(const WorkerArgs& a) {
     backend = make_gpu_backend(catalog, base);
   }
   WorkerConfig config;
-  config.db = a.db;
+  config.queue = queue_config_from(a.queue, a.db, a.redis_password_file, a.host, a.arch, a.lease);
+  config.queue.max_attempts = a.max_attempts;
   config.name = a.name.empty() ? "gpu" + std::to_string(a.device) : a.name;
   config.device = a.device;
   config.lease_s = a.lease;
   config.max_attempts = a.max_attempts;
-  config.avoid_window_s = a.avoid_window;
+  // Across hosts a task that failed on this one goes to another first (Redis); on one host serve
+  // passes its window when it has several GPUs.
+  config.avoid_window_s = a.avoid_window >= 0 ? a.avoid_window : config.queue.redis() ? 60 : 0;
   return run_worker(config, *backend, catalog, g_stop);
 }
 
@@ -201,6 +248,7 @@ void register_serve(CLI::App& app, Action& action) {
   serve_cmd->add_option("--listen", s.listen, "HOST:PORT to listen on (an address other hosts can reach needs --token-file or $PTXBENCH_TOKEN)")
       ->capture_default_str();
   serve_cmd->add_option("--db", s.db, "queue database (default: the cache folder's service.db)");
+  add_queue_options(serve_cmd, s.queue, s.redis_password_file, s.host, s.arch);
   serve_cmd->add_option("--gpus", s.gpus, "number of GPUs to use, or auto")->capture_default_str();
   serve_cmd->add_option("--fake-gpus", s.fake_gpus, "run N fake workers that need no GPU (tests)")->capture_default_str();
   serve_cmd->add_option("--lease", s.lease, "seconds a claimed task may go without a worker heartbeat")->capture_default_str();
@@ -230,8 +278,9 @@ void register_serve(CLI::App& app, Action& action) {
   serve_cmd->callback([&action] { action = [] { return serve(s); }; });
 
   static WorkerArgs w;
-  auto* worker_cmd = app.add_subcommand("worker", "one GPU's worker process (started by serve)");
-  worker_cmd->add_option("--db", w.db, "queue database")->required();
+  auto* worker_cmd = app.add_subcommand("worker", "one GPU's worker process (started by serve; or on its own, on any host, with --queue redis://…)");
+  worker_cmd->add_option("--db", w.db, "queue database (SQLite; or --queue)");
+  add_queue_options(worker_cmd, w.queue, w.redis_password_file, w.host, w.arch);
   worker_cmd->add_option("--device", w.device, "CUDA device index")->capture_default_str();
   worker_cmd->add_option("--name", w.name, "worker name (claim owner; default gpuN)");
   worker_cmd->add_option("--lease", w.lease, "claim lease seconds")->capture_default_str();
@@ -242,8 +291,8 @@ void register_serve(CLI::App& app, Action& action) {
   add_timeout_options(worker_cmd, w.sanitize_timeout, w.call_timeout);
   worker_cmd->add_option("--compare-threads", w.compare_threads, "host threads per output comparison (0: one per core, at most 16)")
       ->capture_default_str();
-  worker_cmd->add_option("--avoid-window", w.avoid_window, "seconds a task that failed on this GPU is left to other GPUs")
-      ->capture_default_str();
+  worker_cmd->add_option("--avoid-window", w.avoid_window,
+                         "seconds a task that failed on this GPU (host, with Redis) is left to others (default: 60 with Redis, else 0)");
   worker_cmd->add_option("--sass-tool", w.sass_tool, "runtime SASS counts through ncu or cupti (experimental)")
       ->check(CLI::IsMember({"cupti", "ncu"}))
       ->capture_default_str();

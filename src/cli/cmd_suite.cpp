@@ -23,19 +23,18 @@ struct Args {
   bool json = false;  ///< materialize --json
 };
 
-// Triton candidates have static checks (`ptxbench compile FILE.py`) but no GPU runner yet
-// (docs/triton.md): a suite that holds them is refused, never compiled as CUDA.
+// `suite load` submits to the service, whose requests carry no language yet: a suite that holds
+// Triton candidates is refused there, never submitted as CUDA. `suite run` evaluates them locally.
 void refuse_triton(const CandidateSuite& suite, const std::string& file) {
   for (const auto& c : suite.cases)
     if (c.language != CandidateLanguage::cuda)
       throw InputError("suite", file + ": case '" + c.name + "' is a " + to_string(c.language) +
-                                    " candidate; the GPU evaluation of Triton candidates is not built yet (docs/triton.md); "
-                                    "check it with `ptxbench compile FILE.py`");
+                                    " candidate; `suite load` submits CUDA candidates only (the service's requests name "
+                                    "no language yet); evaluate it with `ptxbench suite run`");
 }
 
 int run_suite(const Args& a) {
   CandidateSuite suite = load_suite(a.suite);
-  refuse_triton(suite, a.suite);
   Catalog catalog = Catalog::load(data_root());
   Evaluator evaluator(catalog, to_eval_options(a.eval));
   VerdictPrinter printer(a.eval, "expected");
@@ -43,7 +42,7 @@ int run_suite(const Args& a) {
   for (const auto& c : suite.cases) {
     if (!a.only.empty() && std::find(a.only.begin(), a.only.end(), c.name) == a.only.end()) continue;
     for (int r = 0; r < a.eval.repeat; ++r) {
-      Verdict v = evaluator.evaluate_source(suite.definition, a.eval.workload, c.source);
+      Verdict v = evaluator.evaluate_source(suite.definition, a.eval.workload, c.source, std::nullopt, c.language);
       auto problems = expectation_mismatches(c.expect, v);
       if (v.status == Status::INFRA_ERROR) ++infra;
       if (!problems.empty()) ++wrong;
@@ -159,7 +158,7 @@ void register_suite(CLI::App& app, Action& action) {
                "speedup is stable. scripts/service_load.sh wraps it with a kill -9 and restart of the service.");
   load->callback([&action] { action = [] { return run_suite_load(l); }; });
 
-  auto* mat = cmd->add_subcommand("materialize", "write each case as a standalone .cu file");
+  auto* mat = cmd->add_subcommand("materialize", "write each case as a standalone file (.cu, or .py for Triton)");
   mat->add_option("suite", a.suite, "suite JSON")->required();
   mat->add_option("dir", a.dir, "output folder")->required();
   mat->add_flag("--json", a.json, "print the cases written as one JSON document (an array)");
@@ -168,7 +167,7 @@ void register_suite(CLI::App& app, Action& action) {
       CandidateSuite suite = load_suite(a.suite);
       ordered_json written = ordered_json::array();
       for (const auto& c : suite.cases) {
-        fs::path file = fs::path(a.dir) / (c.name + ".cu");
+        fs::path file = fs::path(a.dir) / (c.name + (c.language == CandidateLanguage::triton ? ".py" : ".cu"));
         write_file_atomic(file, c.source);
         if (a.json)
           written.push_back({{"name", c.name}, {"expected_status", to_string(c.expect.status)}, {"origin", c.origin},

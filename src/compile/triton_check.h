@@ -6,7 +6,7 @@
 // NOTES: the kernels are not compiled here. Triton compiles a kernel for a signature (argument
 // dtypes, pointer alignment, constexpr values and launch options) that exists only once `run` is
 // called with real tensors, and running `run` means running the candidate; so Triton builds the
-// kernels for sm_90a at the first call, inside the runner's sandbox on the GPU host.
+// kernels for sm_90a at the first calls, in the build pass on the GPU host (compile/triton_build.h).
 #pragma once
 
 #include <cstddef>

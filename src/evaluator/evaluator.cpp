@@ -1,5 +1,8 @@
 #include "evaluator/evaluator.h"
 
+#include <dlfcn.h>
+#include <link.h>
+
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,6 +31,9 @@
 #include "evaluator/baseline_calibration.h"
 #include "evaluator/gpu_lock.h"
 #include "evaluator/runner_session.h"
+#include "sandbox/host_paths.h"
+#include "sandbox/sandbox.h"
+#include "sass/opcode_counts.h"
 #include "timing/call_integrity.h"
 
 #ifndef PTXBENCH_VERSION
@@ -69,6 +75,16 @@ struct Evaluator::Context {
   bool profiled = false;                       ///< a profile ran (its launches can be compared)
   std::map<std::string, std::vector<MmaShape>> mma_shapes;  ///< per kernel, from the static listing
   uint64_t next_call = 0;                      ///< the runner's call numbers
+  bool triton = false;            ///< a Triton candidate: c.library is its shim (docs/triton.md)
+  std::string triton_source;      ///< its checked source, for the build pass
+  std::vector<fs::path> python_dirs;  ///< what its runners must see of the Python that runs it
+
+  /// What a runner of this candidate sees read-only: its build folder (and the Python of a Triton one).
+  [[nodiscard]] std::vector<fs::path> readable() const {
+    std::vector<fs::path> r = {library.parent_path()};
+    r.insert(r.end(), python_dirs.begin(), python_dirs.end());
+    return r;
+  }
 
   /// Whether the runtime-SASS stage launches a tool (ncu or CUPTI). What runs is a subset of the
   /// cubin: with no wgmma/TMA/tcgen05 opcode in it, none can run, so no profile is needed.
@@ -99,9 +115,10 @@ std::string runner_path(const EvalOptions& o) {
 // namespace the tool is the first process, and its end ends the runner; without a sandbox the
 // runner watches this worker, its owner, so that a hang outlives neither (see exit_when_orphaned).
 std::vector<std::string> once_command(const EvalOptions& o, const fs::path& library, const fs::path& spec,
-                                      uint64_t seed) {
+                                      uint64_t seed, bool triton) {
   std::vector<std::string> argv = {runner_path(o), "once", "--library", library.string(), "--spec", spec.string(),
                                    "--seed", std::to_string(seed), "--calls", "1", "--device", std::to_string(o.device)};
+  if (triton) argv.insert(argv.end(), {"--language", "triton"});
   if (o.sandbox.enforcement != Enforcement::off) argv.push_back("--no-orphan-watch");
   else argv.insert(argv.end(), {"--owner-pid", std::to_string(getpid())});
   return argv;
@@ -109,8 +126,49 @@ std::vector<std::string> once_command(const EvalOptions& o, const fs::path& libr
 
 // A tool stage's process: the tool and the runner in one sandbox that sees the candidate's build.
 ProcessSpec tool_spec(const EvalOptions& o, const std::vector<std::string>& argv, const fs::path& scratch,
-                      const fs::path& library, bool keep_root = false) {
-  return sandboxed_spec(argv, scratch, 1 << 20, {library.parent_path()}, o.sandbox, keep_root);
+                      const std::vector<fs::path>& readable, bool keep_root = false) {
+  return sandboxed_spec(argv, scratch, 1 << 20, readable, o.sandbox, keep_root);
+}
+
+// The folder of the CUDA driver library this process loaded: the runner's TRITON_LIBCUDA_PATH, so
+// that Triton never runs ldconfig under the filter.
+std::string libcuda_dir() {
+  for (const auto& dir : loaded_library_dirs())
+    if (fs::exists(fs::path(dir) / "libcuda.so.1")) return dir;
+  // Not loaded yet (the CUDA runtime loads the driver at its first call; seen on the H200: the
+  // runner's Triton then ran ldconfig under the filter): ask the dynamic loader where it is.
+  void* handle = ::dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (!handle) return "";
+  std::string dir;
+  link_map* map = nullptr;
+  if (::dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map && map->l_name && map->l_name[0])
+    dir = fs::path(map->l_name).parent_path().string();
+  ::dlclose(handle);
+  return dir;
+}
+
+// A Triton candidate's tool runs start CPython, torch and Triton under the tool (compute-sanitizer
+// intercepts every CUDA call of torch's start-up too): their time limits are this many times the
+// CUDA candidate's, so that the start-up never reads as the candidate's hang.
+constexpr double kTritonToolTimeFactor = 3.0;
+
+// The static SASS of several cubins (a Triton candidate has one per kernel and specialization).
+StaticSass merge_static_sass(const std::vector<StaticSass>& parts) {
+  StaticSass out;
+  out.available = !parts.empty();
+  for (const auto& p : parts) {
+    out.available = out.available && p.available;
+    if (!p.note.empty()) out.note += (out.note.empty() ? "" : "; ") + p.note;
+    for (const auto& [name, counts] : p.per_kernel) add_counts(out.per_kernel[name], counts);
+    for (const auto& [name, pcs] : p.pc_opcodes) out.pc_opcodes[name].insert(pcs.begin(), pcs.end());
+    for (const auto& [name, shapes] : p.mma_shapes) {
+      auto& into = out.mma_shapes[name];
+      into.insert(into.end(), shapes.begin(), shapes.end());
+    }
+    add_counts(out.total, p.total);
+  }
+  out.mechanisms = mechanisms_from(out.total);
+  return out;
 }
 
 // What the sandbox says about a tool run whose runner failed: its memory limit, or a system call
@@ -203,10 +261,20 @@ void Evaluator::begin(Context& c, const std::string& definition, const std::stri
 }
 
 Verdict Evaluator::evaluate_source(const std::string& definition, const std::string& workload,
-                                   const std::string& source, const std::optional<EvalOptions>& options) {
+                                   const std::string& source, const std::optional<EvalOptions>& options,
+                                   CandidateLanguage language) {
   auto start = std::chrono::steady_clock::now();
   Context c;
   begin(c, definition, workload, options);
+  if (language == CandidateLanguage::triton) {
+    if (!check_triton(c, source)) {
+      c.v.wall_seconds = seconds_since(start);
+      return c.v;
+    }
+    Verdict v = run_stages(c);
+    v.wall_seconds = seconds_since(start);
+    return v;
+  }
 
   CompileResult compiled = m_compiler.compile(source);
   c.v.stages.compile = compile_section(compiled);
@@ -233,6 +301,98 @@ Verdict Evaluator::evaluate_source(const std::string& definition, const std::str
   Verdict v = run_stages(c);
   v.wall_seconds = seconds_since(start);
   return v;
+}
+
+bool Evaluator::check_triton(Context& c, const std::string& source) {
+  auto start = std::chrono::steady_clock::now();
+  TritonCheckOptions o;
+  o.arch = m_options.compile.arch;
+  o.expected_args = static_cast<int>(c.workload.tensors.size());
+  o.sandbox = m_options.compile.sandbox;
+  CompileResult checked;
+  try {
+    checked = TritonChecker(o).check(source);
+  } catch (const std::exception& e) {  // the checker or its interpreter: ours
+    c.v.stages.compile.emplace().message = e.what();
+    return c.fail(Status::INFRA_ERROR, std::string("the Triton checker failed: ") + e.what());
+  }
+  c.v.stages.compile = compile_section(checked);
+  c.v.stages.compile->wall_s = seconds_since(start);
+  switch (checked.status) {
+    case CompileStatus::ok: break;
+    case CompileStatus::banned_api: return c.fail(Status::BANNED_API, checked.message);
+    case CompileStatus::abi_error: return c.fail(Status::ABI_ERROR, checked.message);
+    default: return c.fail(Status::COMPILE_ERROR, checked.message);
+  }
+  c.triton = true;
+  c.triton_source = source;
+  return true;
+}
+
+bool Evaluator::stage_triton_build(Context& c) {
+  auto start = std::chrono::steady_clock::now();
+  if (!m_triton_builder) {
+    TritonBuildOptions o;
+    o.libcuda_dir = libcuda_dir();
+    o.device = m_options.device;
+    // The build pass runs the candidate's host code (import, run) with the GPU visible: in the
+    // runner's kind of sandbox without the system-call filter (Triton starts ptxas and the C
+    // compiler), writing only its artifact folder and its scratch (docs/sandbox.md).
+    o.sandboxed = [sandbox = m_options.sandbox](const std::vector<std::string>& argv, const fs::path& work,
+                                                const std::vector<fs::path>& readable, const std::vector<fs::path>& writable) {
+      ProcessSpec spec = sandboxed_spec(argv, work, 1 << 20, readable, sandbox);
+      SandboxPolicy p = runner_sandbox_policy(work, readable, sandbox);
+      for (const auto& w : writable) p.writable.push_back(fs::absolute(w).string());
+      spec.setup = std::make_shared<Sandbox>(p, spec.cwd);
+      return spec;
+    };
+    m_triton_builder = std::make_unique<TritonBuilder>(o);  // EnvironmentError: no torch/Triton here
+  }
+  const PythonRuntime& rt = m_triton_builder->runtime();
+  for (const auto& d : rt.readable_dirs()) c.python_dirs.emplace_back(d);
+  if (c.v.environment) {
+    c.v.environment->language = "triton";
+    c.v.environment->python = rt.version;
+    c.v.environment->torch = rt.torch;
+    c.v.environment->triton = rt.triton;
+  }
+  ordered_json specs = ordered_json::array();
+  for (const auto& t : c.workload.tensors) specs.push_back(to_json(t));
+  TritonBuildResult b = m_triton_builder->build(c.triton_source, ordered_json{{"tensors", specs}});
+  CompileSection& compile = *c.v.stages.compile;
+  compile.wall_s = compile.wall_s.value_or(0.0) + seconds_since(start);
+  switch (b.status) {
+    case TritonBuildStatus::ok: break;
+    case TritonBuildStatus::compile_error:
+      compile.status = CompileStatus::compile_error;
+      compile.message = b.message;
+      return c.fail(Status::COMPILE_ERROR, b.message);
+    case TritonBuildStatus::timeout:
+      return c.fail(Status::TIMEOUT, b.message);
+    case TritonBuildStatus::runtime_error:
+      return c.fail(Status::RUNTIME_ERROR, b.message);
+  }
+  for (const auto& name : b.kernel_names())
+    if (std::string why = suspicious_triton_kernel_name(name); !why.empty()) {
+      compile.status = CompileStatus::abi_error;
+      compile.message = why;
+      return c.fail(Status::ABI_ERROR, why);
+    }
+  compile.message += "; the build pass compiled " + std::to_string(b.kernels.size()) + " kernel" +
+                     (b.kernels.size() == 1 ? "" : "s") + (b.cache_hit ? " (cached)" : "") + " with Triton " + b.triton;
+  // Static SASS of every cubin Triton built for the candidate; its kernels are those names.
+  auto sass_start = std::chrono::steady_clock::now();
+  std::vector<StaticSass> parts;
+  for (const auto& cubin : b.cubins()) parts.push_back(disassemble_cubin(cubin.string()));
+  StaticSass sass = merge_static_sass(parts);
+  c.v.stages.static_sass = static_sass_section(sass);
+  c.v.stages.static_sass->wall_s = seconds_since(sass_start);
+  c.listing = std::move(sass.pc_opcodes);
+  c.mma_shapes = std::move(sass.mma_shapes);
+  if (sass.available) c.static_mechanism_opcodes = has_mechanism_opcodes(sass.total);
+  c.library = b.library();
+  for (const auto& name : b.kernel_names()) c.kernels.insert(name);
+  return true;
 }
 
 Verdict Evaluator::evaluate_trusted_library(const std::string& definition, const std::string& workload,
@@ -275,6 +435,10 @@ Verdict Evaluator::run_stages(Context& c) {
     // Untimed stages share the GPU with other workers' untimed stages; timing has it alone.
     // Shared holds are taken stage by stage, so a waiting timing stage gets the GPU between them.
     GpuLock gpu_lock(c.options.gpu_lock);
+    if (c.triton) {  // the build pass runs the candidate on the GPU: untimed, shared
+      GpuLock::Hold shared = gpu_lock.acquire(GpuLock::Mode::shared);
+      if (!stage_triton_build(c)) return c.v;
+    }
     // Each stage's wall time, and its wait for the locks, go into its section (where the
     // service's time goes).
     // `slot` is the stage's section in the verdict (&StageSections::sanitize, ...).
@@ -398,10 +562,10 @@ bool Evaluator::stage_sanitize(Context& c) {
     uint64_t seed = derive_seed(c.seed, 100 + static_cast<uint64_t>(run));
     std::vector<std::string> argv = {tool, "--tool", "memcheck", "--error-exitcode", std::to_string(kSanitizerErrorExit),
                                      "--print-limit", "20", "--show-backtrace", "no"};
-    std::vector<std::string> once = once_command(c.options, c.library, c.spec_file, seed);
+    std::vector<std::string> once = once_command(c.options, c.library, c.spec_file, seed, c.triton);
     argv.insert(argv.end(), once.begin(), once.end());
-    specs.push_back(tool_spec(c.options, argv, c.scratch->path(), c.library));
-    double limit = c.options.sanitize_timeout_s;
+    specs.push_back(tool_spec(c.options, argv, c.scratch->path(), c.readable()));
+    double limit = c.options.sanitize_timeout_s * (c.triton ? kTritonToolTimeFactor : 1.0);
     seeds.push_back(seed);
     runs.push_back(std::async(std::launch::async, [spec = specs.back(), limit] { return run_process(spec, limit); }));
   }
@@ -419,7 +583,8 @@ bool Evaluator::stage_sanitize(Context& c) {
       section.passed = false;
       c.v.stages.sanitize = section;
       return c.fail(Status::TIMEOUT, "the candidate did not finish within " +
-                                         std::to_string(static_cast<int>(c.options.sanitize_timeout_s)) +
+                                         std::to_string(static_cast<int>(c.options.sanitize_timeout_s *
+                                                                         (c.triton ? kTritonToolTimeFactor : 1.0))) +
                                          " s under compute-sanitizer memcheck (a hang?)");
     }
     if (!r.status.success()) {
@@ -451,7 +616,7 @@ bool Evaluator::stage_correctness(Context& c) {
     record(false);
     return c.fail(f.status, f.message);
   };
-  RunnerLaunch launch{runner_path(c.options), c.options.device, c.scratch->path(), {c.library.parent_path()}};
+  RunnerLaunch launch{runner_path(c.options), c.options.device, c.scratch->path(), c.readable()};
   launch.sandbox = c.options.sandbox;
   if (!m_cpu_affinity) {  // before any runner starts: they inherit it
     char bus[32] = {};
@@ -469,6 +634,7 @@ bool Evaluator::stage_correctness(Context& c) {
   try {
     WorkloadState::SharedTensors shared = c.state->shared_tensors();
     SetupRequest setup{c.library.string(), shared.tensors};
+    setup.triton = c.triton;
     share_flush_buffer(c, setup, shared.fds);
     RunnerReply ready = c.session->setup(setup, shared.fds, c.options.startup_timeout_s);
     if (auto d = denied_calls(ready)) return fail_with(*d);
@@ -564,7 +730,7 @@ bool Evaluator::stage_runtime_sass(Context& c) {
     c.v.runtime_mechanisms = none.mechanisms;
     return true;
   }
-  std::vector<std::string> once = once_command(c.options, c.library, c.spec_file, derive_seed(c.seed, 300));
+  std::vector<std::string> once = once_command(c.options, c.library, c.spec_file, derive_seed(c.seed, 300), c.triton);
   const bool cupti = c.options.sass_tool == SassTool::cupti && !c.trusted;
   fs::path out = c.scratch->path() / (cupti ? "sass_counts.json" : "ncu.csv");
   std::vector<std::string> argv;
@@ -584,8 +750,8 @@ bool Evaluator::stage_runtime_sass(Context& c) {
   // runs keeping root's identity (still in the namespaces and view; the runner's seccomp filter
   // still denies mounts, tracing, processes), and this evaluator remembers it (docs/sandbox.md).
   auto profile = [&](bool as_root) {
-    ProcessSpec spec = tool_spec(c.options, argv, c.scratch->path(), c.library, as_root);
-    ProcessResult r = run_process(spec, c.options.profile_timeout_s);
+    ProcessSpec spec = tool_spec(c.options, argv, c.scratch->path(), c.readable(), as_root);
+    ProcessResult r = run_process(spec, c.options.profile_timeout_s * (c.triton ? kTritonToolTimeFactor : 1.0));
     kill_processes_mentioning(c.scratch->path().string());
     return std::make_pair(spec, r);
   };

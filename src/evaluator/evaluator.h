@@ -11,6 +11,8 @@
 #include <string>
 
 #include "compile/compiler.h"
+#include "compile/triton_build.h"
+#include "compile/triton_check.h"
 #include "evaluator/eval_options.h"
 #include "definitions/catalog.h"
 #include "gpu/activity_recorder.h"
@@ -34,8 +36,10 @@ class Evaluator {
   /// Evaluates candidate source for a definition (workload: uuid or "M=8192"; empty = default).
   /// Throws InputError for an unknown definition or workload; every candidate failure is a verdict.
   /// `options` replaces the evaluator's defaults for this evaluation (compile options excepted).
+  /// `language`: a CUDA file (.cu) or a Triton one (.py, docs/triton.md).
   Verdict evaluate_source(const std::string& definition, const std::string& workload, const std::string& source,
-                          const std::optional<EvalOptions>& options = std::nullopt);
+                          const std::optional<EvalOptions>& options = std::nullopt,
+                          CandidateLanguage language = CandidateLanguage::cuda);
 
   /// Evaluates a trusted prebuilt library (the A/A self-test): no compile stage, no kernel-origin check.
   Verdict evaluate_trusted_library(const std::string& definition, const std::string& workload,
@@ -49,6 +53,10 @@ class Evaluator {
   void begin(Context& c, const std::string& definition, const std::string& workload,
              const std::optional<EvalOptions>& options) const;
   Verdict run_stages(Context& c);
+  /// A Triton candidate's static checks (the compile section); false: the verdict is given.
+  bool check_triton(Context& c, const std::string& source);
+  /// A Triton candidate's build pass on the GPU (docs/triton.md) and the static SASS of its cubins.
+  bool stage_triton_build(Context& c);
   bool stage_sanitize(Context& c);
   bool stage_correctness(Context& c);
   void baseline_starting(Context& c, const RunnerLaunch& launch);
@@ -59,6 +67,7 @@ class Evaluator {
   const Catalog& m_catalog;
   EvalOptions m_options;
   Compiler m_compiler;
+  std::unique_ptr<TritonBuilder> m_triton_builder;  ///< made at the first Triton candidate
   std::map<std::string, std::unique_ptr<WorkloadState>> m_states;
   std::unique_ptr<StateBudget> m_budget;
   std::unique_ptr<L2Flusher> m_flusher;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <set>
+#include <string_view>
 
 #include "common/error.h"
 #include "prompt/bpe_tokenizer.h"
@@ -11,7 +12,11 @@ namespace ptxbench {
 namespace {
 
 constexpr const char* kLib = "prompt";
-const char* kComponents[] = {"params", "templates", "contract", "patterns", "pattern_a", "pattern_b", "expert", "guidance"};
+const char* kComponents[] = {"params",   "templates", "contract", "patterns",    "pattern_a", "pattern_b",
+                             "expert",   "guidance",  "triton",   "triton_guide"};
+// Knowledge written for CUDA-PTX candidates: a Triton prompt refuses them (they would teach the
+// model an ABI and instructions its Python file cannot use).
+const char* kCudaOnly[] = {"templates", "contract", "patterns", "pattern_a", "pattern_b", "expert", "guidance"};
 
 bool is_component(const std::string& name) {
   return std::find(std::begin(kComponents), std::end(kComponents), name) != std::end(kComponents);
@@ -44,11 +49,23 @@ std::string elide_detail(const std::string& header) {
          header.substr(e);
 }
 
+bool starts_with_triton(std::string_view part) { return part.rfind("triton", 0) == 0; }
+
 std::string tensor_line(const TensorSpec& t) {
   return t.name + " " + t.shape_text() + " " + dtype_name(t.dtype);
 }
 
 }  // namespace
+
+CandidateLanguage prompt_tag_language(const std::string& tag) {
+  std::size_t start = 0;
+  while (start <= tag.size()) {
+    std::size_t end = std::min(tag.find('+', start), tag.size());
+    if (starts_with_triton(std::string_view(tag).substr(start, end - start))) return CandidateLanguage::triton;
+    start = end + 1;
+  }
+  return CandidateLanguage::cuda;
+}
 
 std::size_t Prompt::total_tokens() const {
   std::size_t n = 0;
@@ -68,6 +85,7 @@ ordered_json to_json(const Prompt& p) {
     comps.push_back({{"name", c.name}, {"source", c.source}, {"chars", c.text.size()}, {"tokens", c.tokens}, {"estimate", c.estimate}});
   ordered_json j = {{"tag", p.tag}, {"arch", p.arch}};
   if (!p.target.empty() && p.target != p.arch) j["target"] = p.target;
+  if (p.language != CandidateLanguage::cuda) j["language"] = to_string(p.language);
   j["components"] = comps;
   j["total_tokens"] = p.total_tokens();
   j["total_estimate"] = p.total_estimate();
@@ -84,9 +102,17 @@ PromptBuilder::PromptBuilder(fs::path root) : m_root(std::move(root)) {
   check.only_fields(m_config, "", {"description", "components", "tags", "default_tags", "targets", "patterns",
                                    "pattern_variants", "guidance", "experts", "baselines"});
   for (const char* key : {"tags", "targets", "patterns"}) check.require_object(check.member(m_config, "", key), key);
-  for (auto it = m_config["tags"].begin(); it != m_config["tags"].end(); ++it)
-    for (const auto& c : it.value())
+  for (auto it = m_config["tags"].begin(); it != m_config["tags"].end(); ++it) {
+    bool triton = false;
+    for (const auto& c : it.value()) {
       if (!is_component(c.get<std::string>())) check.fail("tags." + it.key(), "unknown component '" + c.get<std::string>() + "'");
+      triton = triton || c.get<std::string>() == "triton";
+    }
+    // The language is read from the tag's name (prompt_tag_language), so the name must say it.
+    if (triton != starts_with_triton(it.key()))
+      check.fail("tags." + it.key(), triton ? "a tag with the triton component must be named triton-..."
+                                            : "a tag named triton... must include the triton component");
+  }
   for (auto it = m_config["targets"].begin(); it != m_config["targets"].end(); ++it) {
     const std::string path = "targets." + it.key();
     check.require_object(it.value(), path);
@@ -166,11 +192,21 @@ Prompt PromptBuilder::build(const Definition& def, const ResolvedWorkload& w, co
   const fs::path pack_dir = m_root / "knowledge" / pack;
   std::vector<std::string> chosen = components_of(tag);
   std::set<std::string> want(chosen.begin(), chosen.end());
+  const CandidateLanguage language = prompt_tag_language(tag);
+  const bool triton = language == CandidateLanguage::triton;
+  if (triton && !want.count("triton"))
+    throw InputError(kLib, "prompt tag '" + tag + "': triton_guide needs the triton component (tags triton-hopper, triton-hopper-noguide)");
+  if (triton)
+    for (const char* c : kCudaOnly)
+      if (want.count(c))
+        throw InputError(kLib, "prompt tag '" + tag + "': '" + c + "' is knowledge for CUDA-PTX candidates; a Triton prompt takes "
+                               "only params and triton_guide beside its rules and ABI");
 
   Prompt p;
   p.tag = tag;
   p.arch = arch;
   p.target = target_name;
+  p.language = language;
   const BpeTokenizer* tokenizer = default_tokenizer(m_root);
   p.token_counter = tokenizer ? tokenizer->name() : "estimate";
   auto add = [&](std::string name, std::string source, std::string text) {
@@ -180,7 +216,8 @@ Prompt PromptBuilder::build(const Definition& def, const ResolvedWorkload& w, co
     p.components.push_back(std::move(c));
   };
 
-  std::string rules = read_file(m_root / "knowledge/prompts/rules.md");
+  const std::string rules_file = triton ? "knowledge/triton/rules.md" : "knowledge/prompts/rules.md";
+  std::string rules = read_file(m_root / rules_file);
   std::string baseline = "the vendor library";
   if (m_config.contains("baselines") && m_config["baselines"].contains(def.op_type))
     baseline = m_config["baselines"][def.op_type].get<std::string>();
@@ -190,11 +227,14 @@ Prompt PromptBuilder::build(const Definition& def, const ResolvedWorkload& w, co
   replace_all(rules, "{baseline}", baseline);
   replace_all(rules, "{templates_note}",
               want.count("templates") ? " and the PTX templates below (`#include \"" + umbrella + "\"`)" : "");
-  add("rules", "knowledge/prompts/rules.md", rules);
+  add("rules", rules_file, rules);
 
-  add("abi", "knowledge/abi/ABI.md, knowledge/abi/ptxbench_abi.h",
-      read_file(m_root / "knowledge/abi/ABI.md") + "\n`ptxbench_abi.h`:\n```c\n" +
-          read_file(m_root / "knowledge/abi/ptxbench_abi.h") + "```\n");
+  if (triton)
+    add("abi", "knowledge/triton/ABI.md", read_file(m_root / "knowledge/triton/ABI.md"));
+  else
+    add("abi", "knowledge/abi/ABI.md, knowledge/abi/ptxbench_abi.h",
+        read_file(m_root / "knowledge/abi/ABI.md") + "\n`ptxbench_abi.h`:\n```c\n" +
+            read_file(m_root / "knowledge/abi/ptxbench_abi.h") + "```\n");
 
   if (want.count("params")) {
     std::string file = "params/" + target.at("gpu").get<std::string>() + ".json";
@@ -253,14 +293,21 @@ Prompt PromptBuilder::build(const Definition& def, const ResolvedWorkload& w, co
       add("guidance", "knowledge/" + pack + "/" + file, read_file(pack_dir / file));
     }
   }
+  if (want.count("triton_guide")) {
+    const std::string file = "knowledge/triton/" + pack + ".md";
+    if (!fs::exists(m_root / file))
+      throw InputError(kLib, "triton_guide: no Triton guide for the " + pack + " pack (" + file + "); use triton-hopper-noguide");
+    add("triton_guide", file, read_file(m_root / file));
+  }
   for (const auto& c : p.components) p.system += (p.system.empty() ? "" : "\n") + c.text;
 
   std::string task = "Implement the definition below for the given workload.\n\nDefinition:\n```json\n" + def.json_text +
                      "\n```\n\nWorkload " + w.workload.label(def) + ":\n";
   for (const auto& t : w.tensors) task += std::string(t.is_output ? "  output " : "  input  ") + tensor_line(t) + "\n";
-  task += "\nCall order of ptxb_run's args: ";
+  task += triton ? "\nArguments of run, in order: " : "\nCall order of ptxb_run's args: ";
   for (std::size_t i = 0; i < w.tensors.size(); ++i) task += (i ? ", " : "") + w.tensors[i].name;
-  task += ".\nAnswer with exactly one ```cuda code block containing the complete file.\n";
+  task += triton ? ".\nAnswer with exactly one ```python code block containing the complete file.\n"
+                 : ".\nAnswer with exactly one ```cuda code block containing the complete file.\n";
   add("task", fs::relative(def.source, m_root).string(), task);
   p.user = p.components.back().text;
   return p;

@@ -60,6 +60,19 @@ std::string run_condition(const ordered_json& config) {
   return out;
 }
 
+std::string run_language(const ordered_json& config) {
+  if (config.is_object() && config.contains("language") && config["language"].is_string() &&
+      !config["language"].get<std::string>().empty())
+    return config["language"].get<std::string>();
+  return kCudaLanguage;
+}
+
+bool Report::several_languages() const {
+  for (const auto& s : runs)
+    if (s.language != runs.front().language) return true;
+  return false;
+}
+
 namespace {
 
 int64_t config_turns(const ordered_json& config) {
@@ -203,6 +216,7 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
     s.info = store.run(id);
     s.num_turns = config_turns(s.info.config);
     s.condition = run_condition(s.info.config);
+    s.language = run_language(s.info.config);
     int64_t most = 0;
     for (const auto& info : store.list_trajectories(id)) {
       TrajectoryDetail d;
@@ -284,11 +298,11 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
       const auto& d = r.trajectories[i];
       std::string tag = by == GroupBy::tag ? d.info.key.prompt_tag : "";
       definitions[tag].insert(d.info.key.definition);
-      Group key{s.info.id, d.model, d.info.key.definition, d.gpu, tag, false, {}, {}, {}};
+      Group key{s.info.id, d.model, d.info.key.definition, d.gpu, s.language, tag, false, {}, {}, {}};
       Group* g = find(per_definition, key);
       if (!g) g = &per_definition.emplace_back(std::move(key));
       g->members.push_back(i);
-      Group pooled_key{s.info.id, d.model, kPooledDefinition, d.gpu, tag, true, {}, {}, {}};
+      Group pooled_key{s.info.id, d.model, kPooledDefinition, d.gpu, s.language, tag, true, {}, {}, {}};
       Group* p = find(pooled, pooled_key);
       if (!p) p = &pooled.emplace_back(std::move(pooled_key));
       p->members.push_back(i);
@@ -297,10 +311,45 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
     for (auto& g : pooled)
       if (definitions[g.tag].size() > 1) r.groups.push_back(std::move(g));
   }
-  for (auto& g : r.groups) {
-    g.metrics = group_metrics(observations(r, g.members), r.budgets);
-    for (auto i : g.members) g.provenance += r.trajectories[i].provenance;
+  // Languages side by side: every run of a language pooled, by model, definition and GPU.
+  {
+    std::vector<Group> per_definition, pooled;
+    auto find = [](std::vector<Group>& gs, const Group& key) -> Group* {
+      for (auto& g : gs)
+        if (g.language == key.language && g.model == key.model && g.definition == key.definition && g.gpu == key.gpu) return &g;
+      return nullptr;
+    };
+    std::map<std::string, std::set<std::string>> definitions;  // by language x model x GPU
+    for (const auto& s : r.runs)
+      for (auto i : s.trajectories) {
+        const auto& d = r.trajectories[i];
+        definitions[s.language + '\n' + d.model + '\n' + d.gpu].insert(d.info.key.definition);
+        Group key{"", d.model, d.info.key.definition, d.gpu, s.language, "", false, {}, {}, {}};
+        Group* g = find(per_definition, key);
+        if (!g) g = &per_definition.emplace_back(std::move(key));
+        g->members.push_back(i);
+        Group pooled_key{"", d.model, kPooledDefinition, d.gpu, s.language, "", true, {}, {}, {}};
+        Group* p = find(pooled, pooled_key);
+        if (!p) p = &pooled.emplace_back(std::move(pooled_key));
+        p->members.push_back(i);
+      }
+    // Languages in the order first seen, each language's rows together.
+    std::vector<std::string> order;
+    for (const auto& s : r.runs)
+      if (std::find(order.begin(), order.end(), s.language) == order.end()) order.push_back(s.language);
+    for (const auto& language : order) {
+      for (auto& g : per_definition)
+        if (g.language == language) r.language_groups.push_back(g);
+      for (auto& g : pooled)
+        if (g.language == language && definitions[g.language + '\n' + g.model + '\n' + g.gpu].size() > 1)
+          r.language_groups.push_back(g);
+    }
   }
+  for (auto* groups : {&r.groups, &r.language_groups})
+    for (auto& g : *groups) {
+      g.metrics = group_metrics(observations(r, g.members), r.budgets);
+      for (auto i : g.members) g.provenance += r.trajectories[i].provenance;
+    }
 
   // Token ratios: the first run against each other one, per definition both ran and pooled.
   for (std::size_t k = 1; k < r.runs.size(); ++k) {

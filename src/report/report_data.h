@@ -58,8 +58,15 @@ struct TrajectoryDetail {
   Provenance provenance;             ///< of its stored verdicts
 };
 
+/// The language a run's candidates are written in: its config's `language` ("cuda", "triton";
+/// agent/run_config.h), or "cuda" for runs stored without the field (before the Triton track,
+/// imported runs).
+std::string run_language(const ordered_json& config);
+inline constexpr const char* kCudaLanguage = "cuda";
+
 struct RunSummary {
   RunInfo info;
+  std::string language = kCudaLanguage;  ///< run_language(info.config)
   int64_t num_turns = 0;  ///< the config's num_turns, else the most turns any trajectory took
   /// The run's condition beyond model and task (run_condition): "-", or e.g. "repair seeds;
   /// notes+kernel (k 3)", so runs of the notes ablation read apart.
@@ -80,6 +87,8 @@ std::string run_condition(const ordered_json& config);
 
 struct Group {
   std::string run_id, model, definition, gpu;
+  std::string language = kCudaLanguage;  ///< the run's; a language group's key
+
   std::string tag;                     ///< the prompt tag with GroupBy::tag, else ""
   bool pooled = false;                 ///< definition == kPooledDefinition
   std::vector<std::size_t> members;    ///< indexes into Report::trajectories
@@ -102,8 +111,15 @@ struct Report {
   std::vector<RunSummary> runs;  ///< in the order asked
   std::vector<TrajectoryDetail> trajectories;
   std::vector<Group> groups;
+  /// CUDA-PTX beside Triton: the trajectories of ALL reported runs of one language pooled, per
+  /// language x model x definition x GPU, and an '(all)' row per language x model x GPU when that
+  /// pools several definitions (run_id ""). The reports show their Fast_p side by side.
+  std::vector<Group> language_groups;
   std::vector<Comparison> comparisons;
   Provenance provenance;  ///< of every verdict reported
+
+  /// The reported runs' languages span more than one: the group tables then get a Language column.
+  [[nodiscard]] bool several_languages() const;
 };
 
 /// What build_report does with runs holding verdicts of the service's fake backend.

@@ -143,13 +143,12 @@ ordered_json report_json(const Report& r) {
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const auto& s = r.runs[i];
     runs.push_back({{"label", "R" + std::to_string(i + 1)}, {"id", s.info.id}, {"status", to_string(s.info.status)},
-                    {"origin", s.info.origin}, {"model", s.info.model}, {"name", s.info.notes}, {"num_turns", s.num_turns}, {"condition", s.condition},
+                    {"origin", s.info.origin}, {"language", s.language}, {"model", s.info.model}, {"name", s.info.notes}, {"num_turns", s.num_turns}, {"condition", s.condition},
                     {"trajectories", s.trajectories.size()}, {"config", s.info.config}});
   }
   j["runs"] = runs;
 
-  ordered_json groups = ordered_json::array();
-  for (const auto& g : r.groups) {
+  auto group_json = [&](const Group& g) {
     auto ids = counted_ids(r, g);
     ordered_json budgets = ordered_json::array();
     for (const auto& m : g.metrics.budgets) budgets.push_back(budget_json(m, ids));
@@ -162,7 +161,8 @@ ordered_json report_json(const Report& r) {
           tr.push_back({{"from", label_name(a)}, {"to", label_name(b)}, {"count", n}});
     ordered_json members = ordered_json::array();
     for (auto i : g.members) members.push_back(r.trajectories[i].info.id);
-    groups.push_back({{"run", g.run_id},
+    return ordered_json{{"run", g.run_id},
+                      {"language", g.language},
                       {"model", g.model},
                       {"definition", g.definition},
                       {"tag", r.by == GroupBy::tag ? ordered_json(g.tag) : ordered_json(nullptr)},
@@ -179,9 +179,15 @@ ordered_json report_json(const Report& r) {
                       {"transitions", tr},
                       {"tokens", token_summary_json(g.metrics.tokens)},
                       {"reasoning_by_turn", reasoning_json(g.metrics.reasoning)},
-                      {"members", members}});
-  }
+                      {"members", members}};
+  };
+  ordered_json groups = ordered_json::array();
+  for (const auto& g : r.groups) groups.push_back(group_json(g));
   j["groups"] = groups;
+  // CUDA-PTX beside Triton: every reported run of a language pooled (run ""; report_data.h).
+  ordered_json languages = ordered_json::array();
+  for (const auto& g : r.language_groups) languages.push_back(group_json(g));
+  j["languages"] = languages;
 
   ordered_json comparisons = ordered_json::array();
   for (const auto& c : r.comparisons)
@@ -248,9 +254,14 @@ std::string csv_field(const std::string& s) {
 
 std::string report_csv(const Report& r) {
   std::string out =
-      "run,model,definition,tag,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition,provenance\n";
+      "run,model,definition,tag,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition,provenance,language\n";
   auto num = [](double v) { return fmt::format("{:.6g}", v); };
-  for (const auto& g : r.groups) {
+  // The groups of each run, then the language groups (run empty: every run of the language pooled).
+  std::vector<const Group*> all;
+  for (const auto& g : r.groups) all.push_back(&g);
+  for (const auto& g : r.language_groups) all.push_back(&g);
+  for (const Group* gp : all) {
+    const Group& g = *gp;
     std::string key = csv_field(g.run_id) + "," + csv_field(g.model) + "," + csv_field(g.definition) + "," + csv_field(g.tag) + "," +
                       csv_field(g.gpu) + "," +
                       std::to_string(g.metrics.counted) + ",";
@@ -258,7 +269,7 @@ std::string report_csv(const Report& r) {
     auto row = [&](const std::string& metric, const std::string& budget, const std::string& p, const std::string& label,
                    const std::string& to, const std::string& value, const std::string& def) {
       out += key + metric + "," + budget + "," + p + "," + csv_field(label) + "," + csv_field(to) + ",," + value + "," +
-             csv_field(definition_text(def)) + "," + flags + "\n";
+             csv_field(definition_text(def)) + "," + flags + "," + csv_field(g.language) + "\n";
     };
     auto o = [&](const std::optional<double>& v) { return v ? num(*v) : std::string(); };
     row("trajectories_not_counted", "", "", "", "", std::to_string(g.metrics.trajectories - g.metrics.counted), "counted_trajectory");
@@ -323,7 +334,7 @@ std::string report_csv(const Report& r) {
                                                                    {"total", c.ratio.total}};
     for (const auto& [kind, v] : kinds)
       out += csv_field(c.reference_run) + ",," + csv_field(c.definition) + ",,,," + "token_ratio_" + kind + ",,,,," +
-             csv_field(c.run) + "," + (v ? num(*v) : "") + "," + csv_field(definition_text("token_ratio")) + "," + flags + "\n";
+             csv_field(c.run) + "," + (v ? num(*v) : "") + "," + csv_field(definition_text("token_ratio")) + "," + flags + ",\n";
   }
   return out;
 }

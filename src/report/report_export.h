@@ -11,7 +11,9 @@
 namespace ptxbench::report {
 
 inline constexpr const char* kReportSchema = "ptxbench.report";
-inline constexpr int kReportSchemaVersion = 2;  // 2: groups.tag, group_by, tokens medians, reasoning_by_turn
+// 2: groups.tag, group_by, tokens medians, reasoning_by_turn; 3: runs.language, groups.language,
+// languages (every run of a language pooled), the CSV's language column
+inline constexpr int kReportSchemaVersion = 3;
 
 ordered_json report_json(const Report& r);
 std::string report_csv(const Report& r);

@@ -41,6 +41,19 @@ const std::vector<BudgetTable>& budget_tables() {
   return tables;
 }
 
+std::vector<const BudgetTable*> language_tables() {
+  std::vector<const BudgetTable*> out;
+  for (const auto& t : budget_tables())
+    if (t.key.rfind("fast_", 0) == 0) out.push_back(&t);
+  return out;
+}
+
+std::string language_note() {
+  return "A run's language is its config's \"language\" (cuda: CUDA-PTX candidates, triton: Triton candidates; runs stored "
+         "without it are cuda). Each row pools the trajectories of every reported run of that language, model and GPU "
+         "(an '(all)' row where that spans several definitions); Fast_p is over ALL counted trajectories of the row.";
+}
+
 std::string terminal_safe(const std::string& s) {
   std::string out = s;
   for (auto& c : out)

@@ -26,6 +26,9 @@ struct BudgetTable {
   std::function<int64_t(const BudgetMetrics&, InstructionRule)> count = nullptr;
 };
 const std::vector<BudgetTable>& budget_tables();
+/// The budget tables the per-language table shows (Fast_1, Fast_0), and what it pools.
+std::vector<const BudgetTable*> language_tables();
+std::string language_note();
 
 /// "a / b / c (a' / b' / c')" (paper rule, then unrestricted); "n/a" at an unmeasured budget, "-"
 /// where there is no value.

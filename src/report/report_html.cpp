@@ -36,9 +36,11 @@ std::string group_label(const Report& r, const Group& g) {
          (g.tag.empty() ? "" : g.tag + " \u00b7 ") + g.gpu;
 }
 
-// The columns that name a group (Run when several, Model, Definition, Tag with --by tag, GPU).
+// The columns that name a group (Run when several, Language when several, Model, Definition, Tag
+// with --by tag, GPU).
 std::string key_header_cells(const Report& r) {
   std::string s = r.runs.size() > 1 ? "<th>Run</th>" : "";
+  if (r.several_languages()) s += "<th>Language</th>";
   s += "<th>Model</th><th>Definition</th>";
   if (r.by == GroupBy::tag) s += "<th>Tag</th>";
   return s + "<th>GPU</th>";
@@ -46,6 +48,7 @@ std::string key_header_cells(const Report& r) {
 
 std::string key_cells(const Report& r, const Group& g) {
   std::string s = r.runs.size() > 1 ? "<td>" + e(run_label(r, g.run_id)) + "</td>" : "";
+  if (r.several_languages()) s += "<td>" + e(g.language) + "</td>";
   s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td>";
   if (r.by == GroupBy::tag) s += "<td>" + e(g.tag) + "</td>";
   return s + "<td>" + e(g.gpu) + "</td>";
@@ -283,6 +286,23 @@ std::string budget_tables_html(const Report& r) {
   return s + "</ol><p class=\"note strict\">" + e(strict_note()) + "</p>";
 }
 
+// CUDA-PTX beside Triton: Fast_1 and Fast_0 of every language's pooled rows.
+std::string language_table_html(const Report& r) {
+  std::string s = "<table class=\"metric\" id=\"languages-table\"><tr><th>Language</th><th>Model</th><th>Definition</th><th>GPU</th>"
+                  "<th class=\"num\">Traj</th>";
+  for (const auto* table : language_tables()) s += "<th>" + e(table->title) + " (" + e(table->unit) + ")</th>";
+  s += "</tr>";
+  for (const auto& g : r.language_groups) {
+    s += "<tr><td>" + e(g.language) + "</td><td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td><td>" + e(g.gpu) +
+         "</td><td class=\"num\">" + std::to_string(g.metrics.counted) + "</td>";
+    for (const auto* table : language_tables())
+      s += "<td class=\"cell\"><span class=\"inst\">" + e(budget_values(g.metrics, *table, InstructionRule::paper)) +
+           "</span><br><span class=\"unres\">(" + e(budget_values(g.metrics, *table, InstructionRule::unrestricted)) + ")</span></td>";
+    s += "</tr>";
+  }
+  return s + "</table><p class=\"note\">" + e(language_note()) + "</p>";
+}
+
 // A correct turn's strict verdict: "yes (97%)", "no (12%)" or "unknown" (no strict verdict stored).
 std::string strict_text(const TurnRecord& rec) {
   if (!rec.verdict || !rec.verdict->tensor_core_coverage) return "unknown";
@@ -456,16 +476,16 @@ std::string render_html(const Report& r) {
   if (auto mark = fake_mark(r); !mark.empty()) s += "<p class=\"bad fake-banner\" id=\"fake-backend\">" + e(mark) + "</p>\n";
   s += "<p class=\"small\">Store " + e(r.store) + " \u00b7 generated " + e(r.generated_at) + " \u00b7 turn budgets T = " +
        e(budgets_text(r.budgets)) + " \u00b7 opens offline: no network access, everything is inline.</p>\n";
-  s += "<nav><a href=\"#runs\">Runs</a><a href=\"#provenance\">Provenance</a><a href=\"#tables\">Metrics</a><a href=\"#fastp\">Fast_p curves</a><a href=\"#labels\">Turn labels "
+  s += "<nav><a href=\"#runs\">Runs</a><a href=\"#provenance\">Provenance</a><a href=\"#tables\">Metrics</a><a href=\"#languages\">Languages</a><a href=\"#fastp\">Fast_p curves</a><a href=\"#labels\">Turn labels "
        "&amp; transitions</a><a href=\"#tokens\">Tokens</a><a href=\"#trajectories\">Trajectories</a><a href=\"#definitions\">Definitions</a></nav>\n";
 
-  s += h2(r, "runs", "Runs") + "<table><tr><th></th><th>Run</th><th>Status</th><th>Origin</th><th>Model</th><th class=\"num\">num_turns</th><th "
+  s += h2(r, "runs", "Runs") + "<table><tr><th></th><th>Run</th><th>Status</th><th>Origin</th><th>Language</th><th>Model</th><th class=\"num\">num_turns</th><th "
        "class=\"num\">Trajectories</th><th>Condition</th><th>Name</th></tr>";
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const auto& run = r.runs[i];
-    s += fmt::format("<tr><td>R{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
+    s += fmt::format("<tr><td>R{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
                      i + 1, e(run.info.id), e(to_string(run.info.status)), run.info.imported() ? " class=\"bad\"" : "",
-                     e(run.info.origin), e(run.info.model), run.num_turns, run.trajectories.size(), e(run.condition), e(run.info.notes));
+                     e(run.info.origin), e(run.language), e(run.info.model), run.num_turns, run.trajectories.size(), e(run.condition), e(run.info.notes));
   }
   s += "</table>\n";
   s += provenance_html(r);
@@ -479,6 +499,7 @@ std::string render_html(const Report& r) {
   for (const auto& g : r.groups)
     if (auto n = group_notes(g); !n.empty()) notes += "<li>" + e(group_label(r, g)) + ": " + e(n) + "</li>";
   if (!notes.empty()) s += "<p><b>Notes</b></p><ul>" + notes + "</ul>";
+  s += "\n" + h2(r, "languages", "Fast_p by language at T = " + budgets_text(r.budgets)) + language_table_html(r);
 
   s += "\n" + h2(r, "fastp", "Fast_p curves") + "<p class=\"note\">" + e(definition_text("fast_p")) +
        " Solid: Fast^Inst_p (instruction-qualified best, the paper's rule), dotted: Fast^Inst_p under the strict rule, dashed: Fast_p; "

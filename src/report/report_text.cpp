@@ -33,6 +33,7 @@ std::string wrap(const std::string& text, const std::string& indent, std::size_t
 std::vector<std::string> key_columns(const Report& r, const Group& g) {
   std::vector<std::string> c;
   if (r.runs.size() > 1) c.push_back(run_label(r, g.run_id));
+  if (r.several_languages()) c.push_back(g.language);
   c.insert(c.end(), {g.model, g.definition});
   if (r.by == GroupBy::tag) c.push_back(g.tag);
   c.insert(c.end(), {g.gpu, std::to_string(g.metrics.counted)});
@@ -42,6 +43,7 @@ std::vector<std::string> key_columns(const Report& r, const Group& g) {
 std::vector<std::string> key_header(const Report& r) {
   std::vector<std::string> c;
   if (r.runs.size() > 1) c.push_back("Run");
+  if (r.several_languages()) c.push_back("Language");
   c.insert(c.end(), {"Model", "Definition"});
   if (r.by == GroupBy::tag) c.push_back("Tag");
   c.insert(c.end(), {"GPU", "Traj"});
@@ -65,10 +67,11 @@ std::string render_text(const Report& r) {
   if (auto mark = fake_mark(r); !mark.empty()) out += wrap("*** " + mark + " ***", "") + "\n";
   out += title(r, "Runs");
   {
-    TextTable t({"", "Run", "Status", "Origin", "Model", "num_turns", "Trajectories", "Condition", "Name"}, 9);
+    TextTable t({"", "Run", "Status", "Origin", "Language", "Model", "num_turns", "Trajectories", "Condition", "Name"}, 10);
     for (std::size_t i = 0; i < r.runs.size(); ++i) {
       const auto& s = r.runs[i];
-      t.row({"R" + std::to_string(i + 1), s.info.id, to_string(s.info.status), s.info.origin, s.info.model, std::to_string(s.num_turns),
+      t.row({"R" + std::to_string(i + 1), s.info.id, to_string(s.info.status), s.info.origin, s.language, s.info.model,
+             std::to_string(s.num_turns),
              std::to_string(s.trajectories.size()), s.condition, s.info.notes});
     }
     out += t.str();
@@ -111,6 +114,21 @@ std::string render_text(const Report& r) {
     out += t.str();
   }
   out += wrap(strict_note(), "  ");
+
+  out += "\n" + title(r, fmt::format("Fast_p by language (CUDA-PTX beside Triton; every reported run of a language pooled), T = {}: "
+                                      "target-instruction (unrestricted)", budgets_text(r.budgets)));
+  out += wrap(language_note(), "  ");
+  {
+    std::vector<std::string> header = {"Language", "Model", "Definition", "GPU", "Traj"};
+    for (const auto* table : language_tables()) header.push_back(table->title);
+    TextTable t(header, 4);
+    for (const auto& g : r.language_groups) {
+      std::vector<std::string> row = {g.language, g.model, g.definition, g.gpu, std::to_string(g.metrics.counted)};
+      for (const auto* table : language_tables()) row.push_back(budget_cell(g.metrics, *table));
+      t.row(row);
+    }
+    out += t.str();
+  }
 
   out += "\n" + title(r, "Turn labels (judged turns actually run, no carry-forward; TO = timeout, Infra (excl.) = INFRA_ERROR, out of every rate)");
   {

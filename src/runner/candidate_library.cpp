@@ -17,6 +17,8 @@ CandidateLibrary::CandidateLibrary(const std::string& path) {
   }
 }
 
+void* CandidateLibrary::symbol(const char* name) const noexcept { return dlsym(m_handle, name); }
+
 CandidateLibrary::~CandidateLibrary() {
   // Deliberately not dlclose'd: a candidate's module may still hold CUDA state that the runtime
   // tears down at exit; unloading its code first would crash the teardown.

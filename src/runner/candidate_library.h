@@ -17,6 +17,8 @@ class CandidateLibrary {
   CandidateLibrary(const CandidateLibrary&) = delete;
   CandidateLibrary& operator=(const CandidateLibrary&) = delete;
   [[nodiscard]] CandidateEntry entry() const noexcept { return m_entry; }
+  /// Another exported symbol, or nullptr (the Triton shim's extra entry points).
+  [[nodiscard]] void* symbol(const char* name) const noexcept;
 
  private:
   void* m_handle = nullptr;

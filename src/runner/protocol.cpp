@@ -111,6 +111,7 @@ ordered_json to_json(const RunnerRequest& r) {
     ordered_json tensors = ordered_json::array();
     for (const auto& t : r.setup->tensors) tensors.push_back(to_json(t));
     j["library"] = r.setup->library;
+    if (r.setup->triton) j["language"] = "triton";
     if (r.setup->baseline)
       j["baseline"] = {{"definition", r.setup->baseline->definition},
                        {"workload", r.setup->baseline->workload},
@@ -134,6 +135,9 @@ RunnerRequest runner_request_from_json(const ordered_json& j) {
     r.setup = parsed("setup request", [&] {
       SetupRequest s;
       s.library = j.at("library").get<std::string>();
+      std::string language = j.value("language", std::string("cuda"));
+      if (language != "cuda" && language != "triton") throw InputError(kLib, "unknown candidate language '" + language + "'");
+      s.triton = language == "triton";
       if (j.contains("baseline")) {
         const auto& b = j.at("baseline");
         s.baseline = BaselineSetup{b.at("definition").get<std::string>(), b.at("workload").get<std::string>(),
@@ -147,6 +151,7 @@ RunnerRequest runner_request_from_json(const ordered_json& j) {
       }
       if (s.library.empty() == !s.baseline)
         throw InputError(kLib, "a setup request names either a candidate library or a baseline, and not both");
+      if (s.triton && s.baseline) throw InputError(kLib, "a baseline setup has no candidate language");
       for (const auto& t : j.at("tensors")) s.tensors.push_back(wire_tensor_from_json(t));
       return s;
     });

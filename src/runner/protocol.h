@@ -63,6 +63,10 @@ struct SetupRequest {
   /// with the same lines. -1: none.
   int flush_fd_index = -1;
   std::size_t flush_bytes = 0;
+  /// The library is the trusted Triton shim of a Triton candidate (docs/triton.md): the runner
+  /// loads it and lets it start Python, torch and Triton before the filter is installed, and
+  /// imports the candidate's file only after. On the wire: "language": "triton" (absent: CUDA).
+  bool triton = false;
 };
 
 /// `candidate`: what setup loaded (the candidate library, or the baseline); `probe`: the runner's

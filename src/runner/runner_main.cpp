@@ -40,6 +40,7 @@
 #include "runner/probe_kernel.h"
 #include "runner/protocol.h"
 #include "runner/runner_exit.h"
+#include "runner/triton_candidate.h"
 #include "sandbox/seccomp_filter.h"
 
 namespace ptxbench {
@@ -93,7 +94,7 @@ class Session {
 
  private:
   RunnerReply setup(const SetupRequest& s) {
-    PTXB_ENSURE(!m_library && !m_baseline, "runner", "setup requested twice");
+    PTXB_ENSURE(!m_library && !m_baseline && !m_triton, "runner", "setup requested twice");
     std::vector<Fd> fds = m_channel.take_fds();
     for (const auto& t : s.tensors) {
       void* base = nullptr;
@@ -120,8 +121,15 @@ class Session {
       build_baseline(*s.baseline);
       reply.baseline = m_baseline->name();
     }
+    if (s.triton) {
+      // The trusted shim starts Python, torch and Triton (threads, processes) before the filter;
+      // the candidate's file is imported only under it.
+      m_triton = std::make_unique<TritonCandidate>(s.library);
+      m_triton->prepare(m_device, m_args.args.data(), static_cast<int32_t>(m_args.args.size()), m_stream);
+    }
     restrict_process(m_seccomp, SeccompProfile::session);
-    if (!s.baseline) m_library = std::make_unique<CandidateLibrary>(s.library);
+    if (s.triton) m_triton->load();
+    else if (!s.baseline) m_library = std::make_unique<CandidateLibrary>(s.library);
     reply.seccomp = m_seccomp ? to_string(SeccompProfile::session) : "";
     return reply;
   }
@@ -142,7 +150,7 @@ class Session {
   }
 
   RunnerReply call(const CallRequest& c) {
-    PTXB_ENSURE(c.target == CallTarget::probe || m_library || m_baseline, "runner", "call before setup");
+    PTXB_ENSURE(c.target == CallTarget::probe || m_library || m_baseline || m_triton, "runner", "call before setup");
     if (m_flusher && c.target == CallTarget::candidate) {  // outside the window: memsets there are never the call's
       m_flusher->flush(m_stream);
       PTXB_CUDA_CALL(cudaStreamSynchronize(m_stream));
@@ -155,7 +163,7 @@ class Session {
     } else if (m_baseline) {
       rc = m_baseline->run(m_args.args.data(), static_cast<int32_t>(m_args.args.size()), m_stream);
     } else {
-      CandidateEntry entry = m_library->entry();
+      CandidateEntry entry = m_triton ? m_triton->entry() : m_library->entry();
       rc = entry(m_args.args.data(), static_cast<int32_t>(m_args.args.size()), m_stream);
     }
     cudaError_t sync = cudaDeviceSynchronize();
@@ -166,7 +174,9 @@ class Session {
     try {
       check_call_result(rc, sync);
     } catch (const CallFailure& e) {
-      reply.failure = RunnerFailureInfo{FailureKind::call, e.code, e.what()};
+      // A Triton candidate's failure is a Python exception: its traceback is the message.
+      std::string what = m_triton && rc != 0 ? m_triton->last_error() : e.what();
+      reply.failure = RunnerFailureInfo{FailureKind::call, e.code, what};
     }
     return reply;
   }
@@ -188,6 +198,7 @@ class Session {
   cudaStream_t m_stream = nullptr;
   std::unique_ptr<ActivityRecorder> m_recorder;
   std::unique_ptr<CandidateLibrary> m_library;
+  std::unique_ptr<TritonCandidate> m_triton;
   std::unique_ptr<Definition> m_definition;
   std::unique_ptr<Baseline> m_baseline;
   std::unique_ptr<SharedAllocation> m_flush_memory;
@@ -233,7 +244,7 @@ int serve(int fd, int device, bool seccomp) {
 }
 
 int once(const std::string& library, const std::string& spec_path, uint64_t seed, int calls, int device,
-         const std::string& sass_counts, bool seccomp) {
+         const std::string& sass_counts, bool seccomp, bool triton) {
   try {
     // Runtime SASS counting (experimental, docs/verdict.md): CUPTI records nothing in a context
     // that already ran a kernel, and only the first module launched after it starts (seen on the
@@ -269,12 +280,23 @@ int once(const std::string& library, const std::string& spec_path, uint64_t seed
       a.add(p, spec);
     }
     PTXB_CUDA_CALL(cudaStreamSynchronize(stream));
+    std::unique_ptr<TritonCandidate> triton_candidate;
+    if (triton) {  // trusted: Python, torch and Triton start before the filter (see serve's setup)
+      triton_candidate = std::make_unique<TritonCandidate>(library);
+      triton_candidate->prepare(device, a.args.data(), static_cast<int32_t>(a.args.size()), stream);
+    }
     std::fprintf(stderr, "%s\n", kCandidateLoadedMarker);
     restrict_process(seccomp, SeccompProfile::tool_target);
-    auto lib = std::make_unique<CandidateLibrary>(library);
+    std::unique_ptr<CandidateLibrary> lib;
+    if (triton_candidate) triton_candidate->load();
+    else lib = std::make_unique<CandidateLibrary>(library);
     TimedTarget target;
-    CandidateEntry entry = lib->entry();
-    target.call = [&](cudaStream_t s) { return entry(a.args.data(), static_cast<int32_t>(a.args.size()), s); };
+    CandidateEntry entry = triton_candidate ? triton_candidate->entry() : lib->entry();
+    target.call = [&](cudaStream_t s) {
+      int rc = entry(a.args.data(), static_cast<int32_t>(a.args.size()), s);
+      if (rc != 0 && triton_candidate) std::fprintf(stderr, "ptxbench-runner: %s\n", triton_candidate->last_error().c_str());
+      return rc;
+    };
     target.poison = [&](cudaStream_t s) {
       for (auto& [ptr, bytes] : a.outputs) PTXB_CUDA_CALL(cudaMemsetAsync(ptr, 0xff, bytes, s));  // NaN
     };
@@ -347,6 +369,9 @@ int main(int argc, char** argv) {
                  "in a PID namespace of its own (whose first process is the tool, and whose end ends us)");
   std::string sass_counts;
   once->add_option("--sass-counts", sass_counts, "count executed SASS per instruction (CUPTI) into this JSON file");
+  std::string language = "cuda";
+  once->add_option("--language", language, "cuda: --library is a candidate; triton: it is the Triton shim of one")
+      ->check(CLI::IsMember({"cuda", "triton"}));
   auto* metrics = app.add_subcommand("sass-metrics", "list the SASS metrics CUPTI offers on this GPU");
   metrics->add_option("--device", device, "CUDA device index");
   CLI11_PARSE(app, argc, argv);
@@ -356,5 +381,5 @@ int main(int argc, char** argv) {
   // service was killed), a hung candidate must not go on holding the GPU. In a PID namespace of
   // its own the kernel ends every process with the first one (the tool), so nothing is watched.
   if (!no_orphan_watch) ptxbench::exit_when_orphaned(0.2, static_cast<pid_t>(owner_pid));
-  return ptxbench::once(library, spec, seed, calls, device, sass_counts, !no_seccomp);
+  return ptxbench::once(library, spec, seed, calls, device, sass_counts, !no_seccomp, language == "triton");
 }

@@ -6,7 +6,7 @@ namespace ptxbench {
 namespace {
 
 EvalRequest parse(const ordered_json& j, const JsonChecker& check, const Catalog& catalog, const EvalRequestLimits& limits) {
-  check.only_fields(j, "", {"definition", "workload", "source", "options"});
+  check.only_fields(j, "", {"definition", "workload", "source", "language", "options"});
   EvalRequest r;
   r.definition = check.string_field(j, "", "definition");
   try {
@@ -24,6 +24,11 @@ EvalRequest parse(const ordered_json& j, const JsonChecker& check, const Catalog
   }
   r.source = check.string_field(j, "", "source");
   if (r.source.empty()) check.fail("source", "empty source");
+  try {
+    r.language = parse_candidate_language(check.optional_string(j, "", "language", "cuda"));
+  } catch (const InputError& e) {
+    check.fail("language", e.what());
+  }
   if (r.source.size() > limits.max_source_bytes)
     throw PayloadTooLarge("json", check.document() + ": source: " + std::to_string(r.source.size()) +
                                       " bytes; the limit is " + std::to_string(limits.max_source_bytes));
@@ -59,6 +64,7 @@ ordered_json EvalRequest::to_json() const {
   if (trials) options["trials"] = *trials;
   ordered_json j = {{"definition", definition}, {"source", source}, {"options", options}};
   if (!workload.empty()) j["workload"] = workload;
+  if (language != CandidateLanguage::cuda) j["language"] = ptxbench::to_string(language);
   return j;
 }
 

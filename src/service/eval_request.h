@@ -9,6 +9,7 @@
 #include "definitions/catalog.h"
 #include "common/error.h"
 #include "evaluator/eval_options.h"
+#include "compile/triton_check.h"
 
 namespace ptxbench {
 
@@ -27,6 +28,8 @@ struct EvalRequest {
   std::string definition;
   std::string workload;  ///< uuid or label; empty: the default workload
   std::string source;
+  /// "language" beside "source": cuda (default) or triton (a Python file, docs/triton.md).
+  CandidateLanguage language = CandidateLanguage::cuda;
   std::optional<uint64_t> seed;
   std::optional<int> trials;
   bool sanitize = true, profile = true, measure_time = true;

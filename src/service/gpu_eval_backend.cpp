@@ -72,7 +72,7 @@ class GpuEvalBackend final : public EvalBackend {
 
   Verdict evaluate(const EvalRequest& r) override {
     try {
-      return m_evaluator.evaluate_source(r.definition, r.workload, r.source, r.apply(m_evaluator.options()));
+      return m_evaluator.evaluate_source(r.definition, r.workload, r.source, r.apply(m_evaluator.options()), r.language);
     } catch (const std::exception& e) {
       Verdict v;
       v.status = Status::INFRA_ERROR;

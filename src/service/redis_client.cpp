@@ -95,6 +95,7 @@ RedisOptions parse_redis_url(const std::string& url) {
   if (url.rfind(scheme, 0) != 0) throw InputError("Redis", "queue URL '" + url + "' does not start with redis://");
   RedisOptions o;
   std::string rest = url.substr(scheme.size());
+  rest = rest.substr(0, rest.find('?'));  // parameters (prefix=...) are the queue's: redis_task_queue.h
   if (auto at = rest.rfind('@'); at != std::string::npos) {
     std::string cred = rest.substr(0, at);
     rest = rest.substr(at + 1);
@@ -340,7 +341,14 @@ RedisReply RedisClient::command(const std::vector<std::string>& argv, double tim
     close();  // the stream position is unknown now: a late reply must not answer the next command
     throw;
   }
-  if (reply.type == RedisReply::Type::error) throw RedisError(reply.text);
+  if (reply.type == RedisReply::Type::error) {
+    // A server that is up but cannot serve yet (replaying its AOF after a restart, a busy script,
+    // a replica without its master) is as unusable as a down one: callers retry both alike.
+    const std::string code = reply.text.substr(0, reply.text.find(' '));
+    if (code == "LOADING" || code == "BUSY" || code == "MASTERDOWN" || code == "TRYAGAIN")
+      throw RedisConnectionError("not ready at " + where() + ": " + reply.text);
+    throw RedisError(reply.text);
+  }
   return reply;
 }
 

@@ -25,7 +25,8 @@ class RedisError : public Error {
   std::string m_code, m_message;
 };
 
-/// No usable connection: refused, timed out, closed by the server, or a reply we cannot parse.
+/// No usable connection: refused, timed out, closed by the server, a reply we cannot parse, or a
+/// server not ready yet (LOADING its AOF after a restart, BUSY, MASTERDOWN, TRYAGAIN).
 /// A command that fails this way may or may not have run on the server.
 class RedisConnectionError : public EnvironmentError {
  public:

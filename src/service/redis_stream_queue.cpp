@@ -3,41 +3,9 @@
 #include <fmt/format.h>
 
 #include <charconv>
-#include <random>
 
 namespace ptxbench {
 namespace {
-
-// NOTES: the claim token is what makes completion at-most-once. A consumer group delivers each
-// entry to one consumer, but XAUTOCLAIM hands a pending entry to another consumer once it has been
-// idle long enough, and the first consumer may still be alive (a pause, a partition): the stream
-// alone gives at-least-once. So a worker runs a task only under a claim key it set (NX, with a
-// lease), keeps it with compare-and-renew, and completes with compare-and-delete; a verdict, once
-// stored, refuses every later claim. Each rule is one Lua script: Redis runs a script atomically,
-// so no other command sees the state between its check and its write.
-
-// KEYS: claim, results. ARGV: task, token, lease_ms. 2: done, 1: claimed, 0: held by another.
-constexpr const char* kClaimScript = R"lua(
-if redis.call('HEXISTS', KEYS[2], ARGV[1]) == 1 then return 2 end
-if redis.call('SET', KEYS[1], ARGV[2], 'NX', 'PX', ARGV[3]) then return 1 end
-return 0)lua";
-
-// KEYS: claim, stream. ARGV: token, lease_ms, group, consumer, entry id. XCLAIM with min-idle 0 to
-// the holder resets the entry's idle time (JUSTID: without counting a delivery), the heartbeat
-// that keeps XAUTOCLAIM from taking a running task.
-constexpr const char* kRenewScript = R"lua(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-redis.call('PEXPIRE', KEYS[1], ARGV[2])
-redis.call('XCLAIM', KEYS[2], ARGV[3], ARGV[4], 0, ARGV[5], 'JUSTID')
-return 1)lua";
-
-// KEYS: claim, results, stream. ARGV: token, task, verdict, group, entry id.
-constexpr const char* kCompleteScript = R"lua(
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return 0 end
-if redis.call('HSETNX', KEYS[2], ARGV[2], ARGV[3]) == 0 then return 0 end
-redis.call('XACK', KEYS[3], ARGV[4], ARGV[5])
-redis.call('DEL', KEYS[1])
-return 1)lua";
 
 StreamEntry parse_entry(const RedisReply& r) {
   const auto& parts = r.as_array();
@@ -65,11 +33,6 @@ std::optional<std::string> StreamEntry::field(const std::string& name) const {
   for (const auto& [k, v] : fields)
     if (k == name) return v;
   return std::nullopt;
-}
-
-std::string new_claim_token() {
-  static thread_local std::mt19937_64 rng(std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32));
-  return fmt::format("{:016x}{:016x}", rng(), rng());
 }
 
 RedisStreamQueue::RedisStreamQueue(RedisClient& client, std::string stream, std::string group)
@@ -180,39 +143,6 @@ std::vector<StreamEntry> RedisStreamQueue::range(const std::string& from, const 
   std::vector<std::string> argv = {"XRANGE", m_stream, from, to};
   if (count >= 0) argv.insert(argv.end(), {"COUNT", std::to_string(count)});
   return parse_entries(m_client.command(argv));
-}
-
-TaskClaimOutcome RedisStreamQueue::claim_task(const std::string& task_id, const std::string& entry_id,
-                                              const std::string& consumer, int64_t lease_ms, TaskClaim& claim) {
-  std::string token = new_claim_token();
-  int64_t r = m_client.command({"EVAL", kClaimScript, "2", claim_key(task_id), results_key(), task_id, token,
-                                std::to_string(lease_ms)}).as_integer();
-  if (r == 2) return TaskClaimOutcome::already_done;
-  if (r == 0) return TaskClaimOutcome::held_by_other;
-  claim = TaskClaim{task_id, entry_id, consumer, std::move(token)};
-  return TaskClaimOutcome::claimed;
-}
-
-bool RedisStreamQueue::renew(const TaskClaim& claim, int64_t lease_ms) {
-  return m_client.command({"EVAL", kRenewScript, "2", claim_key(claim.task_id), m_stream, claim.token,
-                           std::to_string(lease_ms), m_group, claim.consumer, claim.entry_id}).as_integer() == 1;
-}
-
-bool RedisStreamQueue::complete(const TaskClaim& claim, const std::string& verdict) {
-  return m_client.command({"EVAL", kCompleteScript, "3", claim_key(claim.task_id), results_key(), m_stream, claim.token,
-                           claim.task_id, verdict, m_group, claim.entry_id}).as_integer() == 1;
-}
-
-std::optional<std::string> RedisStreamQueue::result(const std::string& task_id) {
-  RedisReply r = m_client.command({"HGET", results_key(), task_id});
-  if (r.is_nil()) return std::nullopt;
-  return r.as_string();
-}
-
-std::optional<int64_t> RedisStreamQueue::claim_ttl_ms(const std::string& task_id) {
-  int64_t ms = m_client.command({"PTTL", claim_key(task_id)}).as_integer();
-  if (ms < 0) return std::nullopt;  // -2: no key; -1 cannot happen (claims always have a lease)
-  return ms;
 }
 
 }  // namespace ptxbench

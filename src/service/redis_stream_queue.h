@@ -1,7 +1,7 @@
 // The Redis Streams primitives the multi-host queue backend is built from (issue 23): one stream of
 // tasks, one consumer group that hands each entry to one consumer and keeps it in that consumer's
-// pending list until acknowledged, reclaiming of entries whose consumer went silent, and a claim
-// token per task so that a task completes at most once even when the stream delivers it twice.
+// pending list until acknowledged, and reclaiming of entries whose consumer went silent. The claim
+// that makes a task complete at most once is the task queue's (redis_task_queue.h).
 #pragma once
 
 #include <cstdint>
@@ -45,25 +45,8 @@ struct PendingEntry {
   int64_t deliveries = 0;  ///< how many times it was handed out: the attempt count
 };
 
-enum class TaskClaimOutcome {
-  claimed,         ///< ours until the lease passes, unless renewed
-  held_by_other,   ///< another consumer's claim is still current: leave the task alone
-  already_done,    ///< a verdict is stored: the delivery is a twin, acknowledge and drop it
-};
-
-/// The claim of one task: present it to renew and to complete.
-struct TaskClaim {
-  std::string task_id;
-  std::string entry_id;   ///< the stream entry it was delivered as
-  std::string consumer;
-  std::string token;      ///< random, unique per claim
-};
-
-/// A random 128-bit claim token (32 hex digits).
-std::string new_claim_token();
-
-/// A stream and its consumer group. Keys used: `stream`, `stream:claim:<task>` (claim tokens),
-/// `stream:results` (a hash task -> verdict). All calls go through one RedisClient, not thread-safe.
+/// A stream and its consumer group. All calls go through one RedisClient, not thread-safe. The
+/// task queue built on it (claims, verdicts, at-most-once) is redis_task_queue.h.
 class RedisStreamQueue {
  public:
   RedisStreamQueue(RedisClient& client, std::string stream, std::string group);
@@ -88,26 +71,8 @@ class RedisStreamQueue {
   /// Entries between two ids (XRANGE), whether pending, acknowledged or never delivered.
   [[nodiscard]] std::vector<StreamEntry> range(const std::string& from = "-", const std::string& to = "+", int64_t count = -1);
 
-  /// Takes the claim of a task delivered as `entry_id`: SET NX with a lease, refused while another
-  /// claim is current or once a verdict is stored (one script, so the check and the set are atomic).
-  TaskClaimOutcome claim_task(const std::string& task_id, const std::string& entry_id, const std::string& consumer,
-                              int64_t lease_ms, TaskClaim& claim);
-  /// Extends the lease when `claim` is still current, and resets the entry's idle time in the
-  /// pending list (XCLAIM JUSTID, which does not count a delivery) so that claim_stale() leaves a
-  /// running task alone. False when the claim was lost: stop working on the task.
-  bool renew(const TaskClaim& claim, int64_t lease_ms);
-  /// Stores the verdict, acknowledges the entry and deletes the claim — only when `claim` is still
-  /// current and no verdict is stored, all in one script. False (nothing written) otherwise.
-  bool complete(const TaskClaim& claim, const std::string& verdict);
-  /// The stored verdict of a task.
-  [[nodiscard]] std::optional<std::string> result(const std::string& task_id);
-  /// Milliseconds left on a task's claim; nullopt when nobody holds it.
-  [[nodiscard]] std::optional<int64_t> claim_ttl_ms(const std::string& task_id);
-
   [[nodiscard]] const std::string& stream() const noexcept { return m_stream; }
   [[nodiscard]] const std::string& group() const noexcept { return m_group; }
-  [[nodiscard]] std::string claim_key(const std::string& task_id) const { return m_stream + ":claim:" + task_id; }
-  [[nodiscard]] std::string results_key() const { return m_stream + ":results"; }
 
  private:
   RedisClient& m_client;

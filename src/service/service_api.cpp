@@ -8,6 +8,7 @@
 #include "common/error.h"
 #include "common/sha256.h"
 #include "service/access_token.h"
+#include "service/redis_client.h"
 #include "service/service_log.h"
 #include "service/service_metrics.h"
 
@@ -92,21 +93,34 @@ ordered_json task_json(const TaskRecord& t) {
   return j;
 }
 
-ServiceApi::ServiceApi(const Catalog& catalog, std::string db, ServiceApiOptions options,
+ServiceApi::ServiceApi(const Catalog& catalog, QueueConfig queue, ServiceApiOptions options,
                        std::function<ordered_json()> gpu_status)
-    : m_catalog(catalog), m_db(std::move(db)), m_options(std::move(options)), m_gpu_status(std::move(gpu_status)) {}
+    : m_catalog(catalog), m_queue(std::move(queue)), m_options(std::move(options)), m_gpu_status(std::move(gpu_status)) {}
 
 TaskQueue& ServiceApi::queue() {
   thread_local std::unique_ptr<TaskQueue> q;
-  thread_local std::string for_db;
-  if (!q || for_db != m_db) {
-    q = std::make_unique<TaskQueue>(m_db);
-    for_db = m_db;
+  thread_local std::string for_queue;
+  if (!q || for_queue != m_queue.location) {
+    q.reset();
+    q = open_task_queue(m_queue);
+    for_queue = m_queue.location;
   }
   return *q;
 }
 
 HttpResponse ServiceApi::handle(const HttpRequest& r) {
+  try {
+    return route(r);
+  } catch (const RedisConnectionError& e) {
+    // Redis restarting or out of reach: nothing was accepted unless the client's key says so on
+    // its retry (a submission whose answer was lost is found by its Idempotency-Key).
+    spdlog::warn("{} {} from {}: the queue is unavailable: {}", r.method, r.path, r.remote, e.what());
+    return retry_later(503, std::string("the queue is unavailable (") + e.what() +
+                                "); retry later, with the same Idempotency-Key for a submission");
+  }
+}
+
+HttpResponse ServiceApi::route(const HttpRequest& r) {
   // Before routing: without the token, not even which endpoints exist is told.
   if (m_options.token) {
     TokenCheck check = check_bearer(header(r, "authorization"), *m_options.token);
@@ -251,7 +265,20 @@ HttpResponse ServiceApi::health() {
     if (auto it = checks.find(g.value("device", -1)); it != checks.end()) g["last_check"] = it->second;
   bool any_up = false;
   for (const auto& g : gpus) any_up = any_up || g.value("state", "") == "running";
-  ordered_json out = {{"status", any_up ? "ok" : "degraded"}, {"gpus", gpus}, {"queue", queue().state_counts()}};
+  // Every host's workers as the queue last heard of them (one host with SQLite).
+  ordered_json workers = ordered_json::array();
+  double t = TaskQueue::now();
+  for (const auto& w : queue().worker_records()) {
+    workers.push_back({{"host", w.host},
+                       {"worker", w.worker},
+                       {"device", w.device},
+                       {"state", w.state},
+                       {"last_heartbeat", w.last_heartbeat},
+                       {"age_s", std::max(0.0, t - w.last_heartbeat)}});
+    // A service without GPUs of its own (a front for other hosts) is up while a worker is.
+    if (m_queue.redis() && w.state == "healthy") any_up = true;
+  }
+  ordered_json out = {{"status", any_up ? "ok" : "degraded"}, {"gpus", gpus}, {"workers", workers}, {"queue", queue().state_counts()}};
   return HttpResponse::json(any_up ? 200 : 503, out.dump());
 }
 

@@ -6,7 +6,7 @@
 //   POST /v1/evaluations            {definition, workload?, source, options?} -> 202 {id, state}
 //   GET  /v1/evaluations/{id}[?wait=S]  state and, when done, the verdict (long-polls up to S ≤ 60 s)
 //   GET  /v1/definitions            definitions and their workloads
-//   GET  /v1/health                 per-GPU worker state and the queue
+//   GET  /v1/health                 this host's GPU workers, every host's workers, and the queue
 //   GET  /metrics                   Prometheus text format
 #pragma once
 
@@ -39,12 +39,13 @@ struct ServiceApiOptions {
 class ServiceApi {
  public:
   /// `gpu_status` returns the per-device worker state (WorkerPool::status()).
-  ServiceApi(const Catalog& catalog, std::string db, ServiceApiOptions options, std::function<ordered_json()> gpu_status);
+  ServiceApi(const Catalog& catalog, QueueConfig queue, ServiceApiOptions options, std::function<ordered_json()> gpu_status);
   HttpResponse handle(const HttpRequest& request);
   /// Makes long-polls return at once (before the HTTP server stops).
   void shutting_down() { m_stopping = true; }
 
  private:
+  HttpResponse route(const HttpRequest& r);
   /// Logs the submission's outcome (who, what, which task) whatever it is.
   HttpResponse submit(const HttpRequest& r);
   struct Submission;
@@ -56,7 +57,7 @@ class ServiceApi {
   TaskQueue& queue();  ///< one connection per handler thread
 
   const Catalog& m_catalog;
-  std::string m_db;
+  QueueConfig m_queue;
   ServiceApiOptions m_options;
   std::function<ordered_json()> m_gpu_status;
   std::atomic<bool> m_stopping{false};

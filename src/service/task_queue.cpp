@@ -1,73 +1,17 @@
 #include "service/task_queue.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
-#include <algorithm>
-#include <chrono>
 #include <random>
 
 #include "common/clock.h"
 #include "common/error.h"
-#include "verdict/verdict.h"
+#include "service/redis_client.h"
+#include "service/redis_task_queue.h"
+#include "service/sqlite_task_queue.h"
 
 namespace ptxbench {
-namespace {
-
-// 2: tasks.client_key (idempotent submission); 3: tasks.device, avoid_device, requeued_at (a task
-// re-queued after a failure on a GPU goes to another GPU first); 4: tasks.client, peer (who
-// submitted it; quotas count by client) and the counters table (cumulative metrics).
-constexpr int kSchemaVersion = 4;
-
-// Names in the counters table (its label column holds the status, bucket bound or cause).
-constexpr const char* kEvaluations = "evaluations";
-constexpr const char* kSecondsBucket = "evaluation_seconds_bucket";
-constexpr const char* kSecondsSum = "evaluation_seconds_sum";
-constexpr const char* kRequeues = "requeues";
-constexpr const char* kSubmissions = "submissions";
-
-std::string bucket_label(std::size_t i) {
-  return i < kEvaluationSecondsBuckets.size() ? fmt::format("{}", kEvaluationSecondsBuckets[i]) : "+Inf";
-}
-
-TaskState parse_state(const std::string& s) {
-  if (s == "queued") return TaskState::queued;
-  if (s == "running") return TaskState::running;
-  return TaskState::done;
-}
-
-std::string random_id() {
-  static thread_local std::mt19937_64 rng(std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32));
-  char buf[33];
-  snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(rng()),
-           static_cast<unsigned long long>(rng()));
-  return buf;
-}
-
-// A task taken back from a failed claim remembers the GPU it failed on (its first ? is now).
-const char* kAvoidThisDevice = "avoid_device = device, requeued_at = ?";
-
-const char* kColumns =
-    "id, state, request, verdict, status, attempts, worker, note, created_at, started_at, finished_at, client, peer";
-
-TaskRecord read_row(SqliteStatement& st) {
-  TaskRecord t;
-  t.id = st.text(0);
-  t.state = parse_state(st.text(1));
-  t.request = ordered_json::parse(st.text(2));
-  if (auto v = st.optional_text(3)) t.verdict = ordered_json::parse(*v);
-  t.status = st.text(4);
-  t.attempts = st.integer(5);
-  t.worker = st.text(6);
-  t.note = st.text(7);
-  t.created_at = st.real(8);
-  t.started_at = st.real(9);
-  t.finished_at = st.real(10);
-  t.client = st.text(11);
-  t.peer = st.text(12);
-  return t;
-}
-
-}  // namespace
 
 std::string to_string(TaskState s) {
   switch (s) {
@@ -76,6 +20,12 @@ std::string to_string(TaskState s) {
     case TaskState::done: return "done";
   }
   return "done";
+}
+
+TaskState parse_task_state(const std::string& s) {
+  if (s == "queued") return TaskState::queued;
+  if (s == "running") return TaskState::running;
+  return TaskState::done;
 }
 
 std::string to_string(Admission a) {
@@ -88,322 +38,53 @@ std::string to_string(Admission a) {
   return "accepted";
 }
 
-double TaskQueue::now() {
-  return epoch_seconds();
+double TaskQueue::now() { return epoch_seconds(); }
+
+std::string new_task_id() {
+  static thread_local std::mt19937_64 rng(std::random_device{}() ^ (uint64_t(std::random_device{}()) << 32));
+  return fmt::format("{:016x}{:016x}", rng(), rng());
 }
 
-TaskQueue::TaskQueue(const std::string& path) : m_db(path) {
-  SqliteTransaction tx(m_db);
-  auto version = m_db.prepare("PRAGMA user_version");
-  version.step();
-  int64_t v = version.integer(0);
-  if (v == 0) {
-    m_db.exec(R"(CREATE TABLE IF NOT EXISTS tasks (
-      id TEXT PRIMARY KEY, state TEXT NOT NULL, request TEXT NOT NULL, verdict TEXT, status TEXT NOT NULL DEFAULT '',
-      attempts INTEGER NOT NULL DEFAULT 0, worker TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT '',
-      created_at REAL NOT NULL, started_at REAL NOT NULL DEFAULT 0, finished_at REAL NOT NULL DEFAULT 0,
-      lease_until REAL NOT NULL DEFAULT 0, seq INTEGER NOT NULL))");
-    m_db.exec("CREATE INDEX IF NOT EXISTS tasks_by_state ON tasks(state, seq)");
-    v = 1;
-  }
-  if (v == 1) {
-    m_db.exec("ALTER TABLE tasks ADD COLUMN client_key TEXT");
-    m_db.exec("CREATE UNIQUE INDEX IF NOT EXISTS tasks_by_client_key ON tasks(client_key) WHERE client_key IS NOT NULL");
-    v = 2;
-  }
-  if (v == 2) {
-    m_db.exec("ALTER TABLE tasks ADD COLUMN device INTEGER NOT NULL DEFAULT -1");
-    m_db.exec("ALTER TABLE tasks ADD COLUMN avoid_device INTEGER");
-    m_db.exec("ALTER TABLE tasks ADD COLUMN requeued_at REAL NOT NULL DEFAULT 0");
-    v = 3;
-  }
-  if (v == 3) {
-    m_db.exec("ALTER TABLE tasks ADD COLUMN client TEXT NOT NULL DEFAULT ''");
-    m_db.exec("ALTER TABLE tasks ADD COLUMN peer TEXT NOT NULL DEFAULT ''");
-    m_db.exec("CREATE INDEX IF NOT EXISTS tasks_by_client ON tasks(client, state)");
-    m_db.exec("CREATE TABLE IF NOT EXISTS counters (name TEXT NOT NULL, label TEXT NOT NULL, value REAL NOT NULL, "
-              "PRIMARY KEY (name, label))");
-    // The counters start from the finished tasks the queue still holds, so an upgraded service's
-    // totals do not drop to zero.
-    auto done = m_db.prepare("SELECT status, finished_at - started_at FROM tasks WHERE state = 'done'");
-    while (done.step()) count_finished(done.text(0), done.real(1));
-    v = 4;
-    m_db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
-  }
-  if (v != kSchemaVersion)
-    throw Error("queue", "database schema version " + std::to_string(v) + " is not " + std::to_string(kSchemaVersion) +
-                             " (a queue written by a newer ptxbench?)");
-  m_db.exec("CREATE TABLE IF NOT EXISTS gpu_health (device INTEGER PRIMARY KEY, state TEXT NOT NULL, detail TEXT NOT NULL, "
-            "updated_at REAL NOT NULL)");
-  m_db.exec("CREATE TABLE IF NOT EXISTS calibration (key TEXT PRIMARY KEY, canary_us REAL NOT NULL, created_at REAL NOT NULL)");
-  tx.commit();
+void add_counter_value(QueueCounters& c, const std::string& name, const std::string& label, double value) {
+  using namespace queue_counter;
+  auto count = static_cast<int64_t>(value + 0.5);
+  if (name == kEvaluations) c.evaluations[label] = count;
+  else if (name == kRequeues) c.requeues[label] = count;
+  else if (name == kSubmissions) c.submissions[label] = count;
+  else if (name == kSecondsSum) c.seconds_sum = value;
+  else if (name == kSecondsBucket)
+    for (std::size_t i = 0; i < c.seconds_buckets.size(); ++i)
+      if (seconds_bucket_label(i) == label) c.seconds_buckets[i] = count;
 }
 
-std::string TaskQueue::enqueue(const ordered_json& request) { return enqueue_once(request, "").id; }
-
-Enqueued TaskQueue::enqueue_once(const ordered_json& request, const std::string& client_key, const Submitter& submitter,
-                                  const AdmissionLimits& limits) {
-  SqliteTransaction tx(m_db);
-  auto finish = [&](Enqueued e) {
-    add_counter(kSubmissions, to_string(e.admission), 1);
-    tx.commit();
-    return e;
-  };
-  if (!client_key.empty()) {
-    auto known = m_db.prepare("SELECT id, request FROM tasks WHERE client_key = ?");
-    known.bind(1, client_key);
-    if (known.step()) {
-      if (ordered_json::parse(known.text(1)) != request)
-        throw InputError("queue", "idempotency key '" + client_key + "' was already used for a different request");
-      return finish({known.text(0), Admission::existing});
-    }
-  }
-  if (limits.client_quota > 0) {
-    auto mine = m_db.prepare("SELECT COUNT(*) FROM tasks WHERE client = ? AND state IN ('queued', 'running')");
-    mine.bind(1, submitter.client);
-    mine.step();
-    if (mine.integer(0) >= limits.client_quota) return finish({"", Admission::over_quota, mine.integer(0)});
-  }
-  if (limits.max_queued > 0) {
-    auto queued = m_db.prepare("SELECT COUNT(*) FROM tasks WHERE state = 'queued'");
-    queued.step();
-    if (queued.integer(0) >= limits.max_queued) return finish({"", Admission::queue_full, queued.integer(0)});
-  }
-  std::string id = random_id();
-  auto seq = m_db.prepare("SELECT COALESCE(MAX(seq), 0) + 1 FROM tasks");
-  seq.step();
-  auto insert = m_db.prepare(
-      "INSERT INTO tasks (id, state, request, created_at, seq, client_key, client, peer) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?)");
-  insert.bind(1, id).bind(2, request.dump()).bind(3, now()).bind(4, seq.integer(0));
-  if (client_key.empty()) insert.bind_null(5);
-  else insert.bind(5, client_key);
-  insert.bind(6, submitter.client).bind(7, submitter.peer);
-  insert.run();
-  return finish({id, Admission::accepted});
+std::string seconds_bucket_label(std::size_t i) {
+  return i < kEvaluationSecondsBuckets.size() ? fmt::format("{}", kEvaluationSecondsBuckets[i]) : "+Inf";
 }
 
-std::optional<Claim> TaskQueue::claim(const std::string& worker, double lease_s, int device, double avoid_window_s) {
-  SqliteTransaction tx(m_db);
-  double t_now = now();
-  auto pick = m_db.prepare(std::string("SELECT ") + kColumns +
-                           " FROM tasks WHERE state = 'queued' AND (avoid_device IS NULL OR avoid_device != ?1 OR "
-                           "requeued_at <= ?2 OR NOT EXISTS (SELECT 1 FROM gpu_health WHERE device != ?1 AND "
-                           "state = 'healthy')) ORDER BY seq LIMIT 1");
-  pick.bind(1, static_cast<int64_t>(device)).bind(2, t_now - avoid_window_s);
-  if (!pick.step()) return std::nullopt;
-  TaskRecord t = read_row(pick);
-  m_db.prepare("UPDATE tasks SET state = 'running', attempts = attempts + 1, worker = ?, started_at = ?, lease_until = ?, "
-               "device = ? WHERE id = ?")
-      .bind(1, worker)
-      .bind(2, t_now)
-      .bind(3, t_now + lease_s)
-      .bind(4, static_cast<int64_t>(device))
-      .bind(5, t.id)
-      .run();
-  tx.commit();
-  t.state = TaskState::running;
-  t.attempts += 1;
-  t.worker = worker;
-  t.started_at = t_now;
-  return Claim{t, worker, t.attempts};
-}
-
-bool TaskQueue::heartbeat(const Claim& c, double lease_s) {
-  m_db.prepare("UPDATE tasks SET lease_until = ? WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")
-      .bind(1, now() + lease_s)
-      .bind(2, c.task.id)
-      .bind(3, c.worker)
-      .bind(4, c.token)
-      .run();
-  return m_db.changes() == 1;
-}
-
-bool TaskQueue::complete(const Claim& c, const ordered_json& verdict) {
-  SqliteTransaction tx(m_db);
-  const std::string status = to_string(Verdict::from_json(verdict).status);  // a malformed one is an InputError
-  double t_now = now();
-  m_db.prepare("UPDATE tasks SET state = 'done', verdict = ?, status = ?, finished_at = ? "
-               "WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")
-      .bind(1, verdict.dump())
-      .bind(2, status)
-      .bind(3, t_now)
-      .bind(4, c.task.id)
-      .bind(5, c.worker)
-      .bind(6, c.token)
-      .run();
-  if (m_db.changes() != 1) return false;
-  auto started = m_db.prepare("SELECT started_at FROM tasks WHERE id = ?");
-  started.bind(1, c.task.id);
-  started.step();
-  count_finished(status, t_now - started.real(0));
-  tx.commit();
-  return true;
-}
-
-bool TaskQueue::requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const ordered_json& final_verdict) {
-  if (c.token >= max_attempts) {
-    ordered_json v = final_verdict;
-    if (!v.contains("status")) v["status"] = "INFRA_ERROR";
-    return complete(c, v);
-  }
-  SqliteTransaction tx(m_db);
-  m_db.prepare(std::string("UPDATE tasks SET state = 'queued', note = ?, lease_until = 0, ") + kAvoidThisDevice +
-               " WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")
-      .bind(1, reason)
-      .bind(2, now())
-      .bind(3, c.task.id)
-      .bind(4, c.worker)
-      .bind(5, c.token)
-      .run();
-  if (m_db.changes() != 1) return false;
-  add_counter(kRequeues, "infra_error", 1);
-  tx.commit();
-  return true;
-}
-
-int64_t TaskQueue::recover_expired() {
-  SqliteTransaction tx(m_db);
-  double t_now = now();
-  m_db.prepare(std::string("UPDATE tasks SET state = 'queued', note = 'lease expired (worker lost)', ") + kAvoidThisDevice +
-               " WHERE state = 'running' AND lease_until < ?")
-      .bind(1, t_now)
-      .bind(2, t_now)
-      .run();
-  int64_t n = m_db.changes();
-  if (n > 0) add_counter(kRequeues, "lease_expired", static_cast<double>(n));
-  tx.commit();
-  return n;
-}
-
-int64_t TaskQueue::recover_all_running(const std::string& reason) {
-  SqliteTransaction tx(m_db);
-  m_db.prepare("UPDATE tasks SET state = 'queued', note = ? WHERE state = 'running'").bind(1, reason).run();
-  int64_t n = m_db.changes();
-  if (n > 0) add_counter(kRequeues, "service_restart", static_cast<double>(n));
-  tx.commit();
-  return n;
-}
-
-int64_t TaskQueue::recover_worker(const std::string& worker, const std::string& reason, int64_t max_attempts) {
-  SqliteTransaction tx(m_db);
-  ordered_json gave_up = {{"schema", "ptxbench.verdict"}, {"schema_version", 1}, {"status", "INFRA_ERROR"},
-                          {"message", reason + "; gave up after " + std::to_string(max_attempts) + " attempts"}};
-  double t_now = now();
-  auto last_tries = m_db.prepare("SELECT started_at FROM tasks WHERE state = 'running' AND worker = ? AND attempts >= ?");
-  last_tries.bind(1, worker).bind(2, max_attempts);
-  while (last_tries.step()) count_finished("INFRA_ERROR", t_now - last_tries.real(0));
-  m_db.prepare("UPDATE tasks SET state = 'done', verdict = ?, status = 'INFRA_ERROR', finished_at = ?, note = ? "
-               "WHERE state = 'running' AND worker = ? AND attempts >= ?")
-      .bind(1, gave_up.dump())
-      .bind(2, t_now)
-      .bind(3, reason)
-      .bind(4, worker)
-      .bind(5, max_attempts)
-      .run();
-  int64_t finished = m_db.changes();
-  m_db.prepare(std::string("UPDATE tasks SET state = 'queued', note = ?, lease_until = 0, ") + kAvoidThisDevice +
-               " WHERE state = 'running' AND worker = ?")
-      .bind(1, reason)
-      .bind(2, t_now)
-      .bind(3, worker)
-      .run();
-  int64_t requeued = m_db.changes();
-  if (requeued > 0) add_counter(kRequeues, "worker_lost", static_cast<double>(requeued));
-  tx.commit();
-  return finished + requeued;
-}
-
-void TaskQueue::add_counter(const std::string& name, const std::string& label, double by) {
-  m_db.prepare("INSERT INTO counters (name, label, value) VALUES (?, ?, ?) "
-               "ON CONFLICT(name, label) DO UPDATE SET value = value + excluded.value")
-      .bind(1, name)
-      .bind(2, label)
-      .bind(3, by)
-      .run();
-}
-
-void TaskQueue::count_finished(const std::string& status, double wall_s) {
-  wall_s = std::max(0.0, wall_s);  // a task finished without a claim (never started) took no time
-  add_counter(kEvaluations, status, 1);
+std::size_t seconds_bucket(double wall_s) {
   std::size_t bucket = 0;
   while (bucket < kEvaluationSecondsBuckets.size() && wall_s > kEvaluationSecondsBuckets[bucket]) ++bucket;
-  add_counter(kSecondsBucket, bucket_label(bucket), 1);
-  add_counter(kSecondsSum, "", wall_s);
+  return bucket;
 }
 
-QueueCounters TaskQueue::counters() {
-  QueueCounters c;
-  auto st = m_db.prepare("SELECT name, label, value FROM counters");
-  while (st.step()) {
-    std::string name = st.text(0), label = st.text(1);
-    double value = st.real(2);
-    auto count = static_cast<int64_t>(value);
-    if (name == kEvaluations) c.evaluations[label] = count;
-    else if (name == kRequeues) c.requeues[label] = count;
-    else if (name == kSubmissions) c.submissions[label] = count;
-    else if (name == kSecondsSum) c.seconds_sum = value;
-    else if (name == kSecondsBucket)
-      for (std::size_t i = 0; i < c.seconds_buckets.size(); ++i)
-        if (bucket_label(i) == label) c.seconds_buckets[i] = count;
-  }
-  return c;
+std::string local_host_name() {
+  char name[256] = {};
+  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
+  return name;
 }
 
-void TaskQueue::clear_health() { m_db.exec("DELETE FROM gpu_health"); }
-
-void TaskQueue::record_health(int device, const std::string& state, const ordered_json& detail) {
-  m_db.prepare("INSERT INTO gpu_health (device, state, detail, updated_at) VALUES (?, ?, ?, ?) "
-               "ON CONFLICT(device) DO UPDATE SET state = excluded.state, detail = excluded.detail, updated_at = excluded.updated_at")
-      .bind(1, static_cast<int64_t>(device))
-      .bind(2, state)
-      .bind(3, detail.dump())
-      .bind(4, now())
-      .run();
+std::string QueueConfig::describe() const {
+  if (!redis()) return location;
+  RedisOptions o = parse_redis_url(location);
+  return fmt::format("redis://{}{}:{}/{}", o.user.empty() ? "" : o.user + "@", o.host, o.port, o.db);
 }
 
-std::map<int, ordered_json> TaskQueue::health_records() {
-  std::map<int, ordered_json> out;
-  auto st = m_db.prepare("SELECT device, state, detail, updated_at FROM gpu_health");
-  while (st.step())
-    out[static_cast<int>(st.integer(0))] = {{"state", st.text(1)}, {"detail", ordered_json::parse(st.text(2))}, {"updated_at", st.real(3)}};
-  return out;
-}
-
-std::optional<double> TaskQueue::calibration(const std::string& key) {
-  auto st = m_db.prepare("SELECT canary_us FROM calibration WHERE key = ?");
-  st.bind(1, key);
-  if (!st.step()) return std::nullopt;
-  return st.real(0);
-}
-
-void TaskQueue::set_calibration(const std::string& key, double us) {
-  m_db.prepare("INSERT OR REPLACE INTO calibration (key, canary_us, created_at) VALUES (?, ?, ?)").bind(1, key).bind(2, us).bind(3, now()).run();
-}
-
-std::optional<TaskRecord> TaskQueue::get(const std::string& id) {
-  auto st = m_db.prepare(std::string("SELECT ") + kColumns + " FROM tasks WHERE id = ?");
-  st.bind(1, id);
-  if (!st.step()) return std::nullopt;
-  return read_row(st);
-}
-
-std::map<std::string, int64_t> TaskQueue::state_counts() {
-  std::map<std::string, int64_t> out = {{"queued", 0}, {"running", 0}, {"done", 0}};
-  auto st = m_db.prepare("SELECT state, COUNT(*) FROM tasks GROUP BY state");
-  while (st.step()) out[st.text(0)] = st.integer(1);
-  return out;
-}
-
-std::map<std::string, int64_t> TaskQueue::status_counts() {
-  std::map<std::string, int64_t> out;
-  auto st = m_db.prepare("SELECT status, COUNT(*) FROM tasks WHERE state = 'done' GROUP BY status");
-  while (st.step()) out[st.text(0)] = st.integer(1);
-  return out;
-}
-
-int64_t TaskQueue::expire_finished(double seconds) {
-  m_db.prepare("DELETE FROM tasks WHERE state = 'done' AND finished_at < ?").bind(1, now() - seconds).run();
-  return m_db.changes();
+std::unique_ptr<TaskQueue> open_task_queue(const QueueConfig& config) {
+  if (config.location.empty()) throw InputError("queue", "no queue location (a SQLite file or redis://host:port)");
+  if (config.redis()) return std::make_unique<RedisTaskQueue>(config);
+  if (config.location.find("://") != std::string::npos)
+    throw InputError("queue", "'" + config.location + "': a queue is a SQLite file path or a redis:// URL");
+  return std::make_unique<SqliteTaskQueue>(config.location, config.host);
 }
 
 }  // namespace ptxbench

@@ -1,22 +1,24 @@
-// The durable evaluation queue (SQLite, WAL): accepted tasks survive a kill -9 of the service, and
-// a task completes at most once — a completion must present the claim it was given, so a worker
-// whose lease expired (and whose task was handed to another) cannot complete it a second time.
+// The durable evaluation queue: accepted tasks survive a kill -9 of the service, and a task
+// completes at most once — a completion must present the claim it was given, so a worker whose
+// lease expired (and whose task was handed to another) cannot complete it a second time. One
+// interface, two backends: SQLite on one host, Redis Streams across hosts (docs/service.md).
 #pragma once
 
 #include <array>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/json_check.h"
-#include "common/sqlite_db.h"
 
 namespace ptxbench {
 
 enum class TaskState { queued, running, done };
 std::string to_string(TaskState s);
+TaskState parse_task_state(const std::string& s);  ///< anything but queued/running is done
 
 struct TaskRecord {
   std::string id;
@@ -36,6 +38,7 @@ struct Claim {
   TaskRecord task;
   std::string worker;
   int64_t token = 0;  ///< attempts at claim time; complete/requeue/heartbeat must present it
+  int device = -1;    ///< the GPU it runs on
 };
 
 /// Who submits a task, as the service saw it.
@@ -81,63 +84,121 @@ struct QueueCounters {
   std::map<std::string, int64_t> submissions;  ///< submissions by admission (accepted, existing, over_quota, queue_full)
 };
 
+/// Where the queue lives and who opens it.
+struct QueueConfig {
+  /// A SQLite file (one host; the default), or "redis://[user@]host[:port][/db][?prefix=NAME]"
+  /// (many hosts: docs/service.md, "Many hosts").
+  std::string location;
+  std::string password_file;  ///< Redis: the ACL user's password (one line); never in the URL for services
+  /// Redis: the name of this host in claims, health records and verdicts (default: gethostname).
+  std::string host;
+  /// Redis: the GPU kind whose stream this process reads and writes: one stream and consumer group
+  /// per arch (every definition today targets sm_90a).
+  std::string arch = "sm_90a";
+  /// Redis: a task reclaimed from a lost worker after this many claims is finished as INFRA_ERROR
+  /// (a task that kills every worker that takes it must not loop).
+  int64_t max_attempts = 3;
+  /// Redis: a worker whose last heartbeat is older than this is "gone" (/v1/health) and its GPU no
+  /// longer counts as somewhere else to re-run a task.
+  double gone_after_s = 120;
+  [[nodiscard]] bool redis() const { return location.rfind("redis://", 0) == 0; }
+  /// For messages and logs: the location without credentials.
+  [[nodiscard]] std::string describe() const;
+};
+
+/// One worker as the queue last heard of it (GET /v1/health "workers").
+struct WorkerRecord {
+  std::string host, worker;
+  int device = -1;
+  std::string state;            ///< its GPU's last health check: healthy / unhealthy; "gone" when silent
+  double last_heartbeat = 0;    ///< epoch seconds
+  ordered_json detail = ordered_json::object();  ///< the last health check's detail
+};
+
+/// The queue's interface. Two backends: SqliteTaskQueue (sqlite_task_queue.h, one host) and
+/// RedisTaskQueue (redis_task_queue.h, Redis Streams, many hosts). Each object is one connection:
+/// not shared between threads; open one per thread or process.
 class TaskQueue {
  public:
-  explicit TaskQueue(const std::string& path);
+  virtual ~TaskQueue() = default;
 
   /// Stores a new task; returns its id (32 hex digits).
-  std::string enqueue(const ordered_json& request);
+  std::string enqueue(const ordered_json& request) { return enqueue_once(request, "").id; }
   /// Stores a new task unless `client_key` (non-empty) already names one: then that task's id, so
   /// a client that resends after a lost answer (a service restart) never makes a twin. The same key
   /// with a different request is an InputError. A new task is refused (nothing stored) when
-  /// `submitter.client` is at its quota or the queue is full; checked in the same transaction as
-  /// the insert, so concurrent submissions cannot overshoot a bound.
-  Enqueued enqueue_once(const ordered_json& request, const std::string& client_key, const Submitter& submitter = {},
-                        const AdmissionLimits& limits = {});
+  /// `submitter.client` is at its quota or the queue is full; checked atomically with the insert,
+  /// so concurrent submissions cannot overshoot a bound.
+  virtual Enqueued enqueue_once(const ordered_json& request, const std::string& client_key, const Submitter& submitter = {},
+                                const AdmissionLimits& limits = {}) = 0;
   /// The oldest queued task, now running under `worker` (on GPU `device`) until now + lease_s;
   /// nullopt when none. A task re-queued after a failure on this device (a dead worker, an expired
   /// lease, an infrastructure error) is left to other devices for `avoid_window_s` seconds, as long
-  /// as another device's latest health check says healthy.
-  std::optional<Claim> claim(const std::string& worker, double lease_s, int device = -1, double avoid_window_s = 0);
+  /// as another device's latest health check says healthy (Redis: another host's first).
+  virtual std::optional<Claim> claim(const std::string& worker, double lease_s, int device = -1, double avoid_window_s = 0) = 0;
   /// Extends the lease; false when the claim is no longer current.
-  bool heartbeat(const Claim& c, double lease_s);
+  virtual bool heartbeat(const Claim& c, double lease_s) = 0;
   /// Stores the verdict and finishes the task; false (nothing written) when the claim is stale.
-  bool complete(const Claim& c, const ordered_json& verdict);
+  virtual bool complete(const Claim& c, const ordered_json& verdict) = 0;
   /// Returns the task to the queue (infrastructure failure), or finishes it with `final_verdict`
   /// once it has been tried `max_attempts` times. False when the claim is stale.
-  bool requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const ordered_json& final_verdict);
+  virtual bool requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const ordered_json& final_verdict) = 0;
   /// Running tasks whose lease has passed go back to the queue; returns how many.
-  int64_t recover_expired();
-  /// Every running task goes back to the queue (the service restarted: its workers are gone).
-  int64_t recover_all_running(const std::string& reason);
+  virtual int64_t recover_expired() = 0;
+  /// Every running task of this service's own workers goes back to the queue (the service
+  /// restarted: its workers are gone). Redis: none (other hosts' workers keep theirs; this host's
+  /// lost claims expire with their lease).
+  virtual int64_t recover_all_running(const std::string& reason) = 0;
   /// The running tasks of a worker that died: back to the queue, or finished as INFRA_ERROR once
   /// tried `max_attempts` times (a task that keeps killing workers must not loop forever).
-  int64_t recover_worker(const std::string& worker, const std::string& reason, int64_t max_attempts);
-  [[nodiscard]] QueueCounters counters();
+  virtual int64_t recover_worker(const std::string& worker, const std::string& reason, int64_t max_attempts) = 0;
+  [[nodiscard]] virtual QueueCounters counters() = 0;
 
-  /// The latest health check of a device, as its worker recorded it.
-  void record_health(int device, const std::string& state, const ordered_json& detail);
-  /// Forgets every health record (the service starts: its workers check their GPUs again).
-  void clear_health();
-  /// device -> {state, detail, updated_at}
-  [[nodiscard]] std::map<int, ordered_json> health_records();
+  /// The latest health check of a device of this host, as its worker recorded it.
+  virtual void record_health(int device, const std::string& state, const ordered_json& detail) = 0;
+  /// Forgets this host's health records (the service starts: its workers check their GPUs again).
+  virtual void clear_health() = 0;
+  /// This host's devices: device -> {state, detail, updated_at}
+  [[nodiscard]] virtual std::map<int, ordered_json> health_records() = 0;
+  /// Every worker the queue knows, on every host, with its GPU's state and last heartbeat.
+  [[nodiscard]] virtual std::vector<WorkerRecord> worker_records() = 0;
   /// Canary calibration (µs) of a GPU, by a key naming the physical device.
-  [[nodiscard]] std::optional<double> calibration(const std::string& key);
-  void set_calibration(const std::string& key, double us);
+  [[nodiscard]] virtual std::optional<double> calibration(const std::string& key) = 0;
+  virtual void set_calibration(const std::string& key, double us) = 0;
 
-  [[nodiscard]] std::optional<TaskRecord> get(const std::string& id);
-  [[nodiscard]] std::map<std::string, int64_t> state_counts();
-  [[nodiscard]] std::map<std::string, int64_t> status_counts();
+  [[nodiscard]] virtual std::optional<TaskRecord> get(const std::string& id) = 0;
+  [[nodiscard]] virtual std::map<std::string, int64_t> state_counts() = 0;
+  [[nodiscard]] virtual std::map<std::string, int64_t> status_counts() = 0;
   /// Deletes finished tasks older than `seconds`; returns how many.
-  int64_t expire_finished(double seconds);
+  virtual int64_t expire_finished(double seconds) = 0;
 
   static double now();
-
- private:
-  void add_counter(const std::string& name, const std::string& label, double by);
-  /// Counts a finished task: its status and its wall time. Inside the finishing transaction.
-  void count_finished(const std::string& status, double wall_s);
-  SqliteDb m_db;
 };
+
+/// Opens the backend `config.location` names. Throws InputError for a malformed location,
+/// EnvironmentError (RedisConnectionError) when Redis cannot be reached.
+std::unique_ptr<TaskQueue> open_task_queue(const QueueConfig& config);
+
+/// Names of the cumulative counters (their label: the status, bucket bound or cause).
+namespace queue_counter {
+inline constexpr const char* kEvaluations = "evaluations";
+inline constexpr const char* kSecondsBucket = "evaluation_seconds_bucket";
+inline constexpr const char* kSecondsSum = "evaluation_seconds_sum";
+inline constexpr const char* kRequeues = "requeues";
+inline constexpr const char* kSubmissions = "submissions";
+}  // namespace queue_counter
+
+/// Adds one stored counter (its name, label and value) to `c`; unknown names are ignored.
+void add_counter_value(QueueCounters& c, const std::string& name, const std::string& label, double value);
+
+/// A new task id: 32 random hex digits.
+std::string new_task_id();
+
+/// The counter bucket label of kEvaluationSecondsBuckets[i] ("+Inf" past the last), and the bucket
+/// of a wall time: shared by the backends so that /metrics reads the same.
+std::string seconds_bucket_label(std::size_t i);
+std::size_t seconds_bucket(double wall_s);
+/// The host name this machine reports (gethostname), for QueueConfig::host.
+std::string local_host_name();
 
 }  // namespace ptxbench

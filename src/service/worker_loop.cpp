@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "service/service_log.h"
+#include "service/redis_client.h"
 #include "service/task_queue.h"
 #include "verdict/verdict.h"
 
@@ -16,12 +17,18 @@ namespace {
 // Renews a claim every lease/3 on its own connection until destroyed.
 class Heartbeat {
  public:
-  Heartbeat(const std::string& db, const Claim& claim, double lease_s)
-      : m_thread([this, db, claim, lease_s] {
-          TaskQueue q(db);
+  Heartbeat(const QueueConfig& queue, const Claim& claim, double lease_s)
+      : m_thread([this, queue, claim, lease_s] {
+          std::unique_ptr<TaskQueue> q;
           std::unique_lock<std::mutex> lock(m_mutex);
-          while (!m_cv.wait_for(lock, std::chrono::duration<double>(lease_s / 3), [this] { return m_stop; }))
-            q.heartbeat(claim, lease_s);
+          while (!m_cv.wait_for(lock, std::chrono::duration<double>(lease_s / 3), [this] { return m_stop; })) {
+            try {  // Redis restarting: the next beat reconnects; the lease outlasts a few misses
+              if (!q) q = open_task_queue(queue);
+              q->heartbeat(claim, lease_s);
+            } catch (const EnvironmentError& e) {
+              spdlog::warn("task {}: heartbeat failed ({}); retrying", claim.task.id, e.what());
+            }
+          }
         }) {}
   ~Heartbeat() {
     {
@@ -90,21 +97,30 @@ std::string check_and_record_health(TaskQueue& queue, EvalBackend& backend, int 
 }
 
 int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& catalog, const std::atomic<bool>& stop) {
-  TaskQueue queue(config.db);
+  std::unique_ptr<TaskQueue> queue_owner = open_task_queue(config.queue);
+  TaskQueue& queue = *queue_owner;
+  const std::string host = config.queue.host.empty() ? local_host_name() : config.queue.host;
   if (!check_and_record_health(queue, backend, config.device).empty()) {
     spdlog::warn("worker {} takes no work on an unhealthy GPU {}: exits to be restarted", config.name, config.device);
     return kWorkerUnhealthyExit;
   }
-  spdlog::info("worker {} taking work on GPU {}", config.name, config.device);
+  spdlog::info("worker {} taking work on GPU {} (queue {})", config.name, config.device, config.queue.describe());
   while (!stop) {
-    auto claim = queue.claim(config.name, config.lease_s, config.device, config.avoid_window_s);
+    std::optional<Claim> claim;
+    try {
+      claim = queue.claim(config.name, config.lease_s, config.device, config.avoid_window_s);
+    } catch (const RedisConnectionError& e) {
+      spdlog::warn("worker {}: the queue is unreachable ({}); retrying in 1 s", config.name, e.what());
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      continue;
+    }
     if (!claim) {
       std::this_thread::sleep_for(std::chrono::duration<double>(config.poll_s));
       continue;
     }
     Verdict verdict;
     {
-      Heartbeat heartbeat(config.db, *claim, config.lease_s);
+      Heartbeat heartbeat(config.queue, *claim, config.lease_s);
       try {
         EvalRequest request = eval_request_from_json(claim->task.request, catalog, config.limits);
         verdict = backend.evaluate(request);
@@ -112,12 +128,25 @@ int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& 
         verdict = infra_verdict(std::string("worker failed: ") + e.what(), backend);
       }
     }
-    const ordered_json stamp = {{"task", claim->task.id}, {"worker", config.name}, {"attempt", claim->token}};
+    const ordered_json stamp = {{"task", claim->task.id}, {"worker", claim->worker}, {"host", host}, {"attempt", claim->token}};
     verdict.extra["service"] = stamp;
     const std::string status = to_string(verdict.status);
+    // A verdict is not dropped because Redis restarts meanwhile: the store is retried until it
+    // answers (a stale claim is refused then, as it would have been).
+    auto store = [&](auto&& op) -> bool {
+      for (;;) {
+        try {
+          return op();
+        } catch (const RedisConnectionError& e) {
+          if (stop) throw;
+          spdlog::warn("task {}: storing its verdict failed ({}); retrying in 1 s", claim->task.id, e.what());
+          std::this_thread::sleep_for(std::chrono::seconds(1));
+        }
+      }
+    };
     if (verdict.status == Status::INFRA_ERROR) {
       std::string message = verdict.message.empty() ? std::string("infrastructure error") : verdict.message;
-      queue.requeue(*claim, message, config.max_attempts, verdict.to_json());
+      store([&] { return queue.requeue(*claim, message, config.max_attempts, verdict.to_json()); });
       spdlog::warn("task {} attempt {}/{}: INFRA_ERROR ({}); {}; worker {} exits to be restarted", claim->task.id,
                    claim->token, config.max_attempts, message,
                    claim->token >= config.max_attempts ? "given up" : "re-queued", config.name);
@@ -129,14 +158,14 @@ int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& 
         // The GPU, not the candidate, may have caused this verdict: run it again elsewhere.
         Verdict infra = infra_verdict("GPU unhealthy after this evaluation: " + problem, backend);
         infra.extra["service"] = stamp;
-        queue.requeue(*claim, infra.message, config.max_attempts, infra.to_json());
+        store([&] { return queue.requeue(*claim, infra.message, config.max_attempts, infra.to_json()); });
         spdlog::error("task {} attempt {}/{}: GPU {} unhealthy after its {} verdict; {}; worker {} exits to be restarted",
                       claim->task.id, claim->token, config.max_attempts, config.device, status,
                       claim->token >= config.max_attempts ? "given up" : "re-queued", config.name);
         return kWorkerUnhealthyExit;
       }
     }
-    if (queue.complete(*claim, verdict.to_json()))
+    if (store([&] { return queue.complete(*claim, verdict.to_json()); }))
       spdlog::debug("task {} done: {} ({} attempt{})", claim->task.id, status, claim->token, claim->token == 1 ? "" : "s");
     else
       spdlog::warn("task {}: verdict {} dropped, the claim was taken back meanwhile (lease expired?)", claim->task.id, status);

@@ -13,8 +13,8 @@
 namespace ptxbench {
 
 struct WorkerConfig {
-  std::string db;
-  std::string name;        ///< "gpu0": the claim owner
+  QueueConfig queue;
+  std::string name;        ///< "gpu0": the claim owner (Redis: "host/gpu0")
   int device = 0;
   double lease_s = 60.0;   ///< a claim not renewed for this long goes back to the queue
   double poll_s = 0.1;     ///< idle wait between claim attempts

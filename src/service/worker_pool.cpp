@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/error.h"
 #include "common/fs.h"
 #include "service/service_log.h"
 #include "service/task_queue.h"
@@ -32,8 +33,15 @@ std::string WorkerPool::lock_path(int device) const {
 
 void WorkerPool::spawn(Slot& s) {
   ProcessSpec spec;
-  spec.argv = {m_config.self_exe, "worker", "--db", m_config.db, "--device", std::to_string(s.device), "--name", s.name,
+  spec.argv = {m_config.self_exe, "worker", "--device", std::to_string(s.device), "--name", s.name,
                "--lease", std::to_string(m_config.lease_s), "--max-attempts", std::to_string(m_config.max_attempts)};
+  if (m_config.queue.redis()) {
+    spec.argv.insert(spec.argv.end(), {"--queue", m_config.queue.location, "--host", m_config.queue.host, "--arch", m_config.queue.arch});
+    if (!m_config.queue.password_file.empty())
+      spec.argv.insert(spec.argv.end(), {"--redis-password-file", m_config.queue.password_file});
+  } else {
+    spec.argv.insert(spec.argv.end(), {"--db", m_config.queue.location});
+  }
   if (m_config.fake) spec.argv.push_back("--fake");
   if (std::string lock = lock_path(s.device); !lock.empty()) {
     spec.argv.push_back("--gpu-lock");
@@ -70,8 +78,13 @@ void WorkerPool::supervise() {
       std::string said = s.last_exit;
       std::replace(said.begin(), said.end(), '\n', ' ');
       s.process.reset();
-      int64_t taken_back =
-          TaskQueue(m_config.db).recover_worker(s.name, "worker " + s.name + " " + exited->describe(), m_config.max_attempts);
+      int64_t taken_back = 0;
+      try {
+        taken_back = open_task_queue(m_config.queue)->recover_worker(s.name, "worker " + s.name + " " + exited->describe(),
+                                                                     m_config.max_attempts);
+      } catch (const EnvironmentError& e) {  // Redis down: the tasks come back when their lease passes
+        spdlog::warn("worker {}: its tasks could not be taken back now ({}); their leases will", s.name, e.what());
+      }
       s.failures.push_back(now);
       while (!s.failures.empty() && s.failures.front() < now - m_config.failure_window_s) s.failures.pop_front();
       if (static_cast<int>(s.failures.size()) >= m_config.exclude_after_failures) {

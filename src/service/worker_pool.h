@@ -11,12 +11,16 @@
 
 #include "common/json_check.h"
 #include "common/subprocess.h"
+#include "service/task_queue.h"
 
 namespace ptxbench {
 
 struct WorkerPoolConfig {
   std::string self_exe;     ///< the ptxbench binary (workers are `ptxbench worker …`)
+  /// Local state beside which the GPU lock files go: the SQLite queue, or (Redis) a file of this
+  /// host's service.
   std::string db;
+  QueueConfig queue;        ///< what the workers claim from (`--db`, or `--queue` with Redis)
   std::vector<int> devices;
   /// Worker processes per GPU. Above 1 they share the GPU through a lock file beside the database:
   /// untimed stages overlap, timing stages run alone (worker/gpu_lock.h).

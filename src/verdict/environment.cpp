@@ -73,6 +73,10 @@ void to_json(ordered_json& j, const Environment& e) {
   j = {{"gpu", e.gpu}, {"ptxbench_version", e.ptxbench_version}, {"nvcc", e.nvcc}, {"options", e.options}};
   write_optional(j, "sandbox", e.sandbox);
   write_optional(j, "cpu_affinity", e.cpu_affinity);
+  write_optional(j, "language", e.language);
+  write_optional(j, "python", e.python);
+  write_optional(j, "torch", e.torch);
+  write_optional(j, "triton", e.triton);
 }
 
 void from_json(const ordered_json& j, Environment& e) {
@@ -83,6 +87,10 @@ void from_json(const ordered_json& j, Environment& e) {
   read_field(j, "options", e.options);
   read_field(j, "sandbox", e.sandbox);
   read_field(j, "cpu_affinity", e.cpu_affinity);
+  read_field(j, "language", e.language);
+  read_field(j, "python", e.python);
+  read_field(j, "torch", e.torch);
+  read_field(j, "triton", e.triton);
 }
 
 }  // namespace ptxbench

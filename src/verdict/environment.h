@@ -54,6 +54,10 @@ struct Environment {
   std::optional<ordered_json> sandbox;
   /// The CPUs the worker and its runners ran on (gpu/cpu_affinity.h).
   std::optional<std::string> cpu_affinity;
+  /// The candidate's language ("cuda", "triton"); absent in verdicts from before Triton.
+  std::optional<std::string> language;
+  /// A Triton candidate's runtime: the Python, torch and Triton versions that built and ran it.
+  std::optional<std::string> python, torch, triton;
 };
 
 void to_json(ordered_json& j, const GpuRecord& g);

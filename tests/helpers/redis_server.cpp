@@ -11,7 +11,7 @@
 
 #include "common/error.h"
 #include "common/fd.h"
-#include "service/redis_stream_queue.h"
+#include "service/task_queue.h"
 
 namespace ptxbench::fakes {
 namespace {
@@ -39,7 +39,7 @@ std::string RedisServer::executable() { return find_on_path("redis-server"); }
 RedisServer::RedisServer(fs::path dir, std::string appendfsync) : m_dir(std::move(dir)) {
   if (executable().empty()) throw EnvironmentError("redis test server", "redis-server is not installed");
   fs::create_directories(m_dir);
-  std::string password = new_claim_token();  // 128 random bits
+  std::string password = new_task_id();  // 128 random bits
   write_file_atomic(password_file(), password + "\n");
   fs::permissions(password_file(), fs::perms::owner_read | fs::perms::owner_write);
   // Every client must authenticate. NOTES: the default user keeps its permissions, locked by a
@@ -48,7 +48,7 @@ RedisServer::RedisServer(fs::path dir, std::string appendfsync) : m_dir(std::mov
   // user and, before the fix of redis/redis#14541 (Debian 12 ships 7.0.15), silently drops them on
   // load when that user may not run them: the pending list and the claims would vanish at restart.
   write_file_atomic(m_dir / "users.acl", fmt::format("user default on >{} ~* &* +@all\nuser {} on >{} ~* &* +@all\n",
-                                                     new_claim_token(), m_user, password));
+                                                     new_task_id(), m_user, password));
   // The port is free when chosen but not reserved: a test started in parallel (ctest -j) may take
   // it first, and then this server fails to start. Try another.
   for (int attempt = 1;; ++attempt) {

@@ -1,8 +1,8 @@
 // Expert kernel for gemm_n7168_k5120 (C[M,N] = A[M,K]·B[N,K]ᵀ, bf16, fp32 accumulation), written only
 // with the Hopper pack's templates (ptxb/sm90.cuh): the proof that the pack suffices, the calibration
 // point of the instruction checks, and the "fixed kernel" of prompt-time supervision. On the H200 it
-// runs at 0.996–0.999× cuBLASLt at M = 8192 (results/h200.md, session 10; the earlier cooperative
-// kernel with a register epilogue was 0.921×).
+// runs at 1.005× cuBLASLt at M = 8192 (results/h200.md, session 11; session 10's v7 was 0.996–0.999×,
+// the earlier cooperative kernel with a register epilogue 0.921×).
 //
 // Design: persistent 2×1 clusters, 384 threads = 1 producer + 2 consumer warpgroups per CTA.
 // - Tiles of 128×256; the two CTAs of a cluster take vertically adjacent tiles and share the B box:
@@ -11,15 +11,20 @@
 //   released it; the remote release is mbarrier_arrive_peer (CTA-scope: the cluster-scope release of
 //   mbarrier_arrive_cluster made this kernel 2.3× slower).
 // - Each consumer owns 64 rows of the tile: wgmma m64n256k16, one group in flight.
-// - Epilogue off the critical path: at the end of a tile each consumer packs its accumulators into
-//   bf16x2 registers and starts the next tile at once; during that tile's first four k-steps, while
-//   each wgmma group runs, it writes one 64×64 box of the previous tile to shared memory (stmatrix,
-//   128B-swizzled panel) and one thread stores it by TMA (bulk-group waits guard panel reuse).
+// - A seamless tile boundary: the last k-step of a tile runs as two m64n128 halves (lo, hi); in the
+//   next tile's first k-step the consumer packs lo into bf16 registers while hi still computes, issues
+//   the new lo, packs hi, issues the new hi; from k-step 1 on it is m64n256 again. Both shape switches
+//   start with wgmma_wait_group<0> (another shape on the same accumulators may issue only once every
+//   group has retired: without it ptxas serialises every wgmma, info C7511).
+// - Epilogue off the critical path: during the next tile's first four k-steps, while each wgmma group
+//   runs, it writes one 64×64 box of the previous tile to shared memory (stmatrix, 128B-swizzled panel)
+//   and one thread stores it by TMA (bulk-group waits guard panel reuse).
 // - Hybrid stream-K tail: the whole waves are data-parallel, the last partial wave is split along K
 //   over all clusters; a tile cut in up to three pieces is summed in a fixed order (deterministic)
 //   through a static fp32 workspace and per-slot flags stamped with a per-call epoch.
 // - Grouped raster (8 cluster rows) so that co-running clusters share A and B in L2.
 // Rows ≥ M are zero-filled by the TMA loads and clipped by the TMA stores.
+// Variants measured on the way (v1–v9, with their numbers): results/h200.md, sessions 10 and 11.
 #include <cuda.h>
 #include <cuda_bf16.h>
 
@@ -32,6 +37,9 @@ constexpr int BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP_P = 8, CLUSTER = 2;
 constexpr int EPI_PANELS = 2;  // 64×64 staging boxes per consumer warpgroup: 1, 2 or 4 (= whole 64×256 slice)
 constexpr bool kStreamK = true;
 constexpr bool kLightPeerArrive = true;
+constexpr bool kHandoff = true;        // false: v7's tile boundary (every k-step m64n256)
+constexpr bool kStagger = false;       // consumer 1 enters the halves one k-step earlier and leaves one later
+constexpr bool kLightRelease = false;  // v8b's stage release: 1 arrive per consumer warpgroup and CTA
 constexpr int A_BYTES = BM * BK * 2;                 // 16 KiB: own A box (128 rows × 128 B)
 constexpr int B_HALF_ROWS = BN / CLUSTER;            // 128 rows of B loaded (and multicast) per CTA
 constexpr int B_HALF_BYTES = B_HALF_ROWS * BK * 2;   // 16 KiB
@@ -44,6 +52,7 @@ constexpr int EPI_WG_BYTES = EPI_PANELS * EPI_PANEL_BYTES;
 constexpr int SMEM_BYTES = RING_BYTES + 2 * EPI_WG_BYTES + 1024;  // + room to align the ring to 1024 B
 constexpr int THREADS = 384;
 constexpr int CONSUMER_WARPS = 8;
+constexpr int CONSUMER_WGS = 2;
 constexpr uint32_t FIXUP_BARRIER = 1;     // named barrier of the 256 consumer threads
 constexpr uint32_t EPI_BARRIER = 2;       // + consumer: named barrier of one consumer warpgroup
 constexpr int kMaxCtas = 160;             // workspace slots (one per CTA)
@@ -124,11 +133,26 @@ struct Schedule {
   }
 };
 
-__device__ __forceinline__ void release_stage(uint64_t* bar, uint32_t peer) {
-  ptxb::mbarrier_arrive(bar);
-  if constexpr (kLightPeerArrive) ptxb::mbarrier_arrive_peer(bar, peer);
-  else ptxb::mbarrier_arrive_cluster(bar, peer);
+// Stage release in both CTAs, called by all 128 threads of a consumer warpgroup once wgmma_wait_group
+// has retired the stage's group. v7: lane 0 of every warp arrives locally and on the peer (16 arrivals
+// per stage). kLightRelease (v8b, CUTLASS's PipelineTmaAsync::consumer_release): thread 0 arrives here,
+// thread 32 on the peer (4 arrivals per stage); valid because the group is the warpgroup's.
+__device__ __forceinline__ void release_stage(uint64_t* bar, uint32_t peer, int tid) {
+  if constexpr (kLightRelease) {
+    if (tid == 0) ptxb::mbarrier_arrive(bar);
+    else if (tid == 32) ptxb::mbarrier_arrive_peer(bar, peer);
+  } else if (tid % 32 == 0) {
+    ptxb::mbarrier_arrive(bar);
+    if constexpr (kLightPeerArrive) ptxb::mbarrier_arrive_peer(bar, peer);
+    else ptxb::mbarrier_arrive_cluster(bar, peer);
+  }
 }
+
+// Compile-time lag of a consumer's shape switches (a generic lambda's tag).
+template <int L>
+struct Lag {
+  static constexpr int value = L;
+};
 
 // v4's register epilogue, kept for stream-K head tiles (adds NP partials in a fixed order).
 template <int NP>
@@ -209,7 +233,7 @@ expert_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ C
   if (threadIdx.x == 0) {
     for (int s = 0; s < STAGES; ++s) {
       ptxb::mbarrier_init(&full[s], 1);
-      ptxb::mbarrier_init(&empty[s], CLUSTER * CONSUMER_WARPS);  // every consumer warp of both CTAs
+      ptxb::mbarrier_init(&empty[s], CLUSTER * (kLightRelease ? CONSUMER_WGS : CONSUMER_WARPS));
     }
     ptxb::fence_mbarrier_init();
     ptxb::tma_prefetch_descriptor(&map_a);
@@ -251,63 +275,229 @@ expert_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ C
 
   ptxb::setmaxnreg_inc<232>();
   const int consumer = wg - 1;  // rows [64·consumer, 64·consumer + 64) of this CTA's tile
-  const int tid = threadIdx.x % 128, lane = tid % 32;
+  const int tid = threadIdx.x % 128;
   const uint32_t epi_bar = EPI_BARRIER + consumer;
   uint8_t* staging = ring + RING_BYTES + consumer * EPI_WG_BYTES;
   float acc[BN / 2];
+  // Column halves: an m64n128 accumulator has the layout of either half of an m64n256 one (register i
+  // ↔ column 8·(i/4) + …), so each half is the target of its own wgmma.
+  float(&acc_lo)[BN / 4] = *reinterpret_cast<float(*)[BN / 4]>(&acc[0]);
+  float(&acc_hi)[BN / 4] = *reinterpret_cast<float(*)[BN / 4]>(&acc[BN / 4]);
+  constexpr uint32_t B_HI = (BN / 2) * 128;  // B rows 128..255 of a stage (16 KiB, 1024-aligned)
   uint32_t pk[BN / 4];      // the deferred slice, bf16x2
   bool pending = false;     // pk holds a slice still to be stored (warpgroup-uniform)
   int pend_row0 = 0, pend_n0 = 0;
   int it = 0;
 
-  // One k-step: wait for the stage, issue its 4 wgmma (the first of an item overwrites acc), let the
-  // previous group retire and release its stage in both CTAs.
-  auto kstep = [&](int kt, int kb) {
-    const int s = it % STAGES;
-    ptxb::mbarrier_wait_parity(&full[s], (it / STAGES) & 1);
-    const uint8_t* stage = ring + s * STAGE_BYTES;
-    const uint32_t a = ptxb::smem_addr(stage) + consumer * (64 * 128);  // 8 swizzle atoms of 1024 B
-    const uint32_t b = ptxb::smem_addr(stage + A_BYTES);
-    ptxb::wgmma_fence();  // also orders the pack's reads of acc before the first wgmma overwrites it
+  // Stage `it`'s operands.
+  auto stage_a = [&]() { return ptxb::smem_addr(ring + (it % STAGES) * STAGE_BYTES) + consumer * (64 * 128); };
+  auto stage_b = [&]() { return ptxb::smem_addr(ring + (it % STAGES) * STAGE_BYTES + A_BYTES); };
+  // The 4 k16 slices of a k-step on the whole 64×256 accumulator (the first of an item overwrites).
+  auto mma_full = [&](uint32_t a, uint32_t b, bool first) {
 #pragma unroll
     for (int k = 0; k < BK / 16; ++k)
       ptxb::wgmma_m64k16_bf16<BN>(acc, ptxb::make_smem_desc_addr(a + 32 * k, 16, 1024, ptxb::Swizzle::b128),
                                   ptxb::make_smem_desc_addr(b + 32 * k, 16, 1024, ptxb::Swizzle::b128),
-                                  kt > kb || k > 0);
+                                  !first || k > 0);
+  };
+  // The same on one column half (m64n128; B rows 0..127 or 128..255 of the stage).
+  auto mma_half = [&](float(&d)[BN / 4], uint32_t a, uint32_t b, bool first) {
+#pragma unroll
+    for (int k = 0; k < BK / 16; ++k)
+      ptxb::wgmma_m64k16_bf16<BN / 2>(d, ptxb::make_smem_desc_addr(a + 32 * k, 16, 1024, ptxb::Swizzle::b128),
+                                      ptxb::make_smem_desc_addr(b + 32 * k, 16, 1024, ptxb::Swizzle::b128),
+                                      !first || k > 0);
+  };
+  // Both halves of a k-step as one batch, k16 slice by slice (v8a's order).
+  auto mma_both = [&](uint32_t a, uint32_t b) {
+#pragma unroll
+    for (int k = 0; k < BK / 16; ++k) {
+      const uint64_t da = ptxb::make_smem_desc_addr(a + 32 * k, 16, 1024, ptxb::Swizzle::b128);
+      ptxb::wgmma_m64k16_bf16<BN / 2>(acc_lo, da, ptxb::make_smem_desc_addr(b + 32 * k, 16, 1024, ptxb::Swizzle::b128),
+                                      true);
+      ptxb::wgmma_m64k16_bf16<BN / 2>(acc_hi, da,
+                                      ptxb::make_smem_desc_addr(b + B_HI + 32 * k, 16, 1024, ptxb::Swizzle::b128),
+                                      true);
+    }
+  };
+  auto wait_full = [&]() { ptxb::mbarrier_wait_parity(&full[it % STAGES], (it / STAGES) & 1); };
+  auto release_prev = [&]() { release_stage(&empty[(it - 1) % STAGES], peer, tid); };
+
+  // An ordinary k-step (m64n256, one group): issue, let the previous group retire, release its stage.
+  auto kstep = [&](int kt, int kb) {
+    wait_full();
+    const uint32_t a = stage_a(), b = stage_b();
+    ptxb::wgmma_fence();  // also orders the pack's reads of acc before the first wgmma overwrites it
+    mma_full(a, b, kt == kb);
     ptxb::wgmma_commit_group();
-    ptxb::wgmma_wait_group<1>();  // the previous k-tile's wgmma has retired: release it in both CTAs
-    if (kt > kb && lane == 0) release_stage(&empty[(it - 1) % STAGES], peer);
+    ptxb::wgmma_wait_group<1>();
+    if (kt > kb) release_prev();
+    ++it;
+  };
+  // A shape switch (m64n256 ↔ m64n128 on the same registers) issues only after every group in flight
+  // has retired (wait_group 0). Without that, ptxas serializes every wgmma of the kernel (C7511).
+  // Switch into halves: both halves as one group (kt ≥ 1).
+  auto kstep_enter_both = [&]() {
+    wait_full();
+    const uint32_t a = stage_a(), b = stage_b();
+    ptxb::wgmma_wait_group<0>();
+    release_prev();
+    ptxb::wgmma_fence_registers(acc);
+    ptxb::wgmma_fence();
+    mma_both(a, b);
+    ptxb::wgmma_commit_group();
+    ++it;
+  };
+  // A k-step in halves after one in halves: v8a's k-step.
+  auto kstep_both = [&]() {
+    wait_full();
+    const uint32_t a = stage_a(), b = stage_b();
+    ptxb::wgmma_fence();
+    mma_both(a, b);
+    ptxb::wgmma_commit_group();
+    ptxb::wgmma_wait_group<1>();
+    release_prev();
+    ++it;
+  };
+  // The last k-step of a whole tile followed by another: lo and hi as two groups. Enter = true: the
+  // k-step before was m64n256 (switch); false: it was in halves (v8a).
+  auto kstep_split_last = [&](auto enter) {
+    wait_full();
+    const uint32_t a = stage_a(), b = stage_b();
+    if constexpr (decltype(enter)::value != 0) {
+      ptxb::wgmma_wait_group<0>();
+      release_prev();
+      ptxb::wgmma_fence_registers(acc);
+    }
+    ptxb::wgmma_fence();
+    mma_half(acc_lo, a, b, false);
+    ptxb::wgmma_commit_group();
+    mma_half(acc_hi, a, b + B_HI, false);
+    ptxb::wgmma_commit_group();
+    if constexpr (decltype(enter)::value == 0) {
+      ptxb::wgmma_wait_group<2>();
+      release_prev();
+    }
+    ++it;
+  };
+  // The first k-step of the next whole tile (v8a): pack each half of the previous tile into pk as soon
+  // as its group retires, then start the new tile on that half while the other half still runs.
+  auto kstep_handoff = [&]() {
+    ptxb::wgmma_wait_group<1>();  // lo of the previous tile retired; hi still runs
+    ptxb::wgmma_fence_registers(acc_lo);
+#pragma unroll
+    for (int i = 0; i < BN / 8; ++i) pk[i] = ptxb::pack_bf16x2(acc[2 * i], acc[2 * i + 1]);
+    wait_full();
+    const uint32_t a = stage_a(), b = stage_b();
+    ptxb::wgmma_fence();  // the pack's reads of lo before the wgmma that overwrites it
+    mma_half(acc_lo, a, b, true);
+    ptxb::wgmma_commit_group();
+    ptxb::wgmma_wait_group<1>();  // hi of the previous tile retired
+    ptxb::wgmma_fence_registers(acc_hi);
+#pragma unroll
+    for (int i = BN / 8; i < BN / 4; ++i) pk[i] = ptxb::pack_bf16x2(acc[2 * i], acc[2 * i + 1]);
+    ptxb::wgmma_fence();
+    mma_half(acc_hi, a, b + B_HI, true);
+    ptxb::wgmma_commit_group();
+    release_prev();  // the previous tile's last stage
+    ++it;
+  };
+  // Switch back to m64n256 once the halves' groups have retired.
+  auto kstep_leave = [&]() {
+    wait_full();
+    const uint32_t a = stage_a(), b = stage_b();
+    ptxb::wgmma_wait_group<0>();
+    release_prev();
+    ptxb::wgmma_fence_registers(acc);
+    ptxb::wgmma_fence();
+    mma_full(a, b, false);
+    ptxb::wgmma_commit_group();
     ++it;
   };
 
   // Phase 1: the data-parallel whole tiles, each one's epilogue deferred into the next one's first 4
-  // k-steps. (Two phases so that pk is provably dead in the stream-K paths: no spills.)
-  while (sched.next_whole(w)) {
-    const TileCoord t = cluster_tile_coord(w.tile, p_blocks, n_blocks, rank);
-    int kt = 0;
-    // Peeled k-steps 1..4: after each one's wgmma group is issued, store one box of the deferred slice
-    // while the group runs (k_tiles < 4: the remaining boxes are stored right after).
-    if (kt < k_tiles) kstep(kt++, 0);
-    if (pending) store_box<0>(&map_c, staging, pk, pend_row0, pend_n0, tid, epi_bar);
-    if (kt < k_tiles) kstep(kt++, 0);
-    if (pending) store_box<1>(&map_c, staging, pk, pend_row0, pend_n0, tid, epi_bar);
-    if (kt < k_tiles) kstep(kt++, 0);
-    if (pending) store_box<2>(&map_c, staging, pk, pend_row0, pend_n0, tid, epi_bar);
-    if (kt < k_tiles) kstep(kt++, 0);
-    if (pending) store_box<3>(&map_c, staging, pk, pend_row0, pend_n0, tid, epi_bar);
-    for (; kt < k_tiles; ++kt) kstep(kt, 0);
+  // k-steps. (Two phases so that pk is provably dead in the stream-K paths: no spills.) The boundary
+  // between two tiles is straight-line code inside one loop iteration, and the loop carries exactly
+  // one m64n256 group (C7514 otherwise). Lag L (0 or 1): this warpgroup runs k-steps k_tiles-1-L ..
+  // k_tiles-1 of a tile and 0 .. L of the next in halves. Consumer 1 with L = 1 (kStagger) has its two
+  // switch drains one k-step away from consumer 0's, so the other warpgroup's queued wgmma fill them.
+  auto phase1 = [&](auto lag) {
+    constexpr int L = decltype(lag)::value;
+    if (!sched.next_whole(w)) return;
+    for (int kt = 0; kt < k_tiles - 1 - L; ++kt) kstep(kt, 0);  // the first tile, up to the halves
+    Work nx;
+    while (sched.next_whole(nx)) {
+      const TileCoord t = cluster_tile_coord(w.tile, p_blocks, n_blocks, rank);
+      pend_row0 = t.m0 + 64 * consumer;  // first global row of this warpgroup's 64×256 slice
+      pend_n0 = t.n0;
+      pending = pend_row0 < M;  // a slice wholly below M defers nothing (rows ≥ M: clipped by the TMA)
+      if constexpr (L == 1) {
+        kstep_enter_both();
+        kstep_split_last(Lag<0>{});
+      } else {
+        kstep_split_last(Lag<1>{});
+      }
+      w = nx;
+      kstep_handoff();  // packs the previous tile, issues k-step 0 of this one
+      // k-steps 1..3: one box of the deferred slice stored after each k-step's group is issued.
+      if (pending) store_box<0>(&map_c, staging, pk, pend_row0, pend_n0, tid, epi_bar);
+      if constexpr (L == 1) kstep_both();
+      else kstep_leave();
+      if (pending) store_box<1>(&map_c, staging, pk, pend_row0, pend_n0, tid, epi_bar);
+      if constexpr (L == 1) kstep_leave();
+      else kstep(2, 0);
+      if (pending) store_box<2>(&map_c, staging, pk, pend_row0, pend_n0, tid, epi_bar);
+      kstep(3, 0);
+      if (pending) store_box<3>(&map_c, staging, pk, pend_row0, pend_n0, tid, epi_bar);
+      for (int kt = 4; kt < k_tiles - 1 - L; ++kt) kstep(kt, 0);
+    }
+    // The last whole tile: its remaining k-steps, then pack and flush synchronously (nothing follows
+    // in this phase).
+    for (int kt = k_tiles - 1 - L; kt < k_tiles; ++kt) kstep(kt, 0);
     ptxb::wgmma_wait_group<0>();
     ptxb::wgmma_fence_registers(acc);
-    if (lane == 0) release_stage(&empty[(it - 1) % STAGES], peer);
-
-    // Defer this tile's TMA-store epilogue (a slice wholly below M defers nothing; rows ≥ M of a
-    // partial slice are clipped by the TMA unit).
-    pend_row0 = t.m0 + 64 * consumer;  // first global row of this warpgroup's 64×256 slice
+    release_prev();
+    const TileCoord t = cluster_tile_coord(w.tile, p_blocks, n_blocks, rank);
+    pend_row0 = t.m0 + 64 * consumer;
     pend_n0 = t.n0;
     pending = pend_row0 < M;
     if (pending) {
 #pragma unroll
       for (int i = 0; i < BN / 4; ++i) pk[i] = ptxb::pack_bf16x2(acc[2 * i], acc[2 * i + 1]);
+    }
+  };
+
+  if (kHandoff && k_tiles >= 6) {
+    if constexpr (kStagger) {
+      if (consumer == 1) phase1(Lag<1>{});
+      else phase1(Lag<0>{});
+    } else {
+      phase1(Lag<0>{});
+    }
+  } else {
+    // kHandoff off, or K < 384 (never for this definition): v7's loop, no split boundary.
+    while (sched.next_whole(w)) {
+      const TileCoord t = cluster_tile_coord(w.tile, p_blocks, n_blocks, rank);
+      int kt = 0;
+      if (kt < k_tiles) kstep(kt++, 0);
+      if (pending) store_box<0>(&map_c, staging, pk, pend_row0, pend_n0, tid, epi_bar);
+      if (kt < k_tiles) kstep(kt++, 0);
+      if (pending) store_box<1>(&map_c, staging, pk, pend_row0, pend_n0, tid, epi_bar);
+      if (kt < k_tiles) kstep(kt++, 0);
+      if (pending) store_box<2>(&map_c, staging, pk, pend_row0, pend_n0, tid, epi_bar);
+      if (kt < k_tiles) kstep(kt++, 0);
+      if (pending) store_box<3>(&map_c, staging, pk, pend_row0, pend_n0, tid, epi_bar);
+      for (; kt < k_tiles; ++kt) kstep(kt, 0);
+      ptxb::wgmma_wait_group<0>();
+      ptxb::wgmma_fence_registers(acc);
+      release_prev();
+      pend_row0 = t.m0 + 64 * consumer;
+      pend_n0 = t.n0;
+      pending = pend_row0 < M;
+      if (pending) {
+#pragma unroll
+        for (int i = 0; i < BN / 4; ++i) pk[i] = ptxb::pack_bf16x2(acc[2 * i], acc[2 * i + 1]);
+      }
     }
   }
   if (pending) {  // the last data-parallel tile: flush it now
@@ -323,7 +513,7 @@ expert_gemm(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ C
     for (int kt = w.kb; kt < w.ke; ++kt) kstep(kt, w.kb);
     ptxb::wgmma_wait_group<0>();
     ptxb::wgmma_fence_registers(acc);
-    if (lane == 0) release_stage(&empty[(it - 1) % STAGES], peer);
+    release_prev();
 
     const int row0 = t.m0 + 64 * consumer;
     if (w.kb == 0 && w.ke == k_tiles) {

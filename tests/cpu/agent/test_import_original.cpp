@@ -402,6 +402,7 @@ TEST_F(ImportOriginalTest, ImportsIntoAStoreOfSchemaOne) {
     db.exec("ALTER TABLE runs DROP COLUMN import_key");
     db.exec("ALTER TABLE runs DROP COLUMN gpu");
     db.exec("ALTER TABLE runs DROP COLUMN origin");
+    db.exec("ALTER TABLE candidates DROP COLUMN language");  // version 3's
     db.exec("PRAGMA user_version = 1");
   }
   RunStore store(store_path());

@@ -253,6 +253,7 @@ TEST_F(RunStoreTest, MigratesSchemaOneInPlace) {
     db.exec("ALTER TABLE runs DROP COLUMN import_key");
     db.exec("ALTER TABLE runs DROP COLUMN gpu");
     db.exec("ALTER TABLE runs DROP COLUMN origin");
+    db.exec("ALTER TABLE candidates DROP COLUMN language");  // version 3's
     db.exec("PRAGMA user_version = 1");
   }
   RunStore store(path(), RunStore::Open::existing);

@@ -205,3 +205,17 @@ TEST_F(Cli, DocsAreTheHelpOfEveryCommand) {
     if (line.rfind("## ", 0) == 0) headings.push_back(line.substr(3));
   EXPECT_EQ(headings, expected_headings) << "docs/cli.md's command headings differ from the binary's commands" << fix;
 }
+
+// Triton suites (docs/triton.md): `suite materialize` writes their cases as .py files, and
+// `suite load`, whose service requests carry no language yet, refuses them instead of submitting
+// them as CUDA (`suite run` evaluates them: the GPU test TritonVerdicts.* does).
+TEST_F(Cli, TritonSuitesMaterializeAsPythonAndLoadRefusesThem) {
+  TempDir dir("cli-triton");
+  const std::string suite = std::string(PTXBENCH_TEST_DATA) + "/fixtures/triton/suite.json";
+  ordered_json written = json_document({"suite", "materialize", suite, (dir.path() / "cases").string(), "--json"});
+  ASSERT_GE(written.size(), 10u);
+  for (const auto& w : written) EXPECT_EQ(fs::path(w["file"].get<std::string>()).extension(), ".py") << w.dump();
+  ProcessResult r = expect_exit({"suite", "load", suite, "--service", "http://127.0.0.1:9", "--count", "1"}, 2);
+  EXPECT_TRUE(contains(r.err.text, "is a triton candidate")) << r.err.text;
+  EXPECT_TRUE(contains(r.err.text, "ptxbench suite run")) << r.err.text;
+}

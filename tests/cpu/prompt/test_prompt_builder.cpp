@@ -272,3 +272,79 @@ TEST(PromptTokens, CountsComeFromTheInstalledTokenizerWithTheEstimateBeside) {
   }
   EXPECT_NE(p.total_tokens(), p.total_estimate()) << "two different counters agreeing to the token would be a coincidence";
 }
+
+// The Triton track (issue 22): triton-* tags swap the CUDA rules and ABI for knowledge/triton's,
+// add the Hopper guide (or not: -noguide), and ask for a ```python block.
+TEST(TritonPrompts, TagsCarryTheTritonAbiAndRulesAndNotTheCudaOnes) {
+  Fixture f;
+  Prompt guided = f.build("gemm_n7168_k5120", "triton-hopper");
+  Prompt bare = f.build("gemm_n7168_k5120", "triton-hopper-noguide");
+  EXPECT_EQ(names(guided), (std::vector<std::string>{"rules", "abi", "triton_guide", "task"}));
+  EXPECT_EQ(names(bare), (std::vector<std::string>{"rules", "abi", "task"}));
+  for (const Prompt* p : {&guided, &bare}) {
+    SCOPED_TRACE(p->tag);
+    EXPECT_EQ(p->language, CandidateLanguage::triton);
+    EXPECT_EQ(to_json(*p)["language"], "triton");
+    EXPECT_EQ(p->components[0].source, "knowledge/triton/rules.md");
+    EXPECT_EQ(p->components[1].source, "knowledge/triton/ABI.md");
+    EXPECT_NE(p->system.find("ptxbench Triton ABI"), std::string::npos);
+    EXPECT_NE(p->system.find("one Python file with Triton kernels"), std::string::npos);
+    EXPECT_NE(p->system.find("H200 (sm_90a)"), std::string::npos);
+    EXPECT_NE(p->system.find("cuBLASLt"), std::string::npos);  // the GEMM's baseline
+    EXPECT_EQ(p->system.find("{gpu}"), std::string::npos);
+    EXPECT_EQ(p->system.find("{baseline}"), std::string::npos);
+    // Nothing of the CUDA prompt: its rules, its ABI header, its templates.
+    EXPECT_EQ(p->system.find("PTXB_EXPORT"), std::string::npos);
+    EXPECT_EQ(p->system.find("ptxbench_abi.h"), std::string::npos);
+    EXPECT_EQ(p->system.find("One self-contained `.cu` file"), std::string::npos);
+    EXPECT_EQ(p->system.find("```cuda"), std::string::npos);
+    EXPECT_NE(p->user.find("Arguments of run, in order: A, B, C."), std::string::npos);
+    EXPECT_NE(p->user.find("```python code block"), std::string::npos);
+    EXPECT_EQ(p->user.find("ptxb_run"), std::string::npos);
+  }
+  EXPECT_NE(guided.system.find("Triton on Hopper (sm_90a)"), std::string::npos);
+  EXPECT_EQ(bare.system.find("Triton on Hopper (sm_90a)"), std::string::npos);
+  EXPECT_EQ(guided.components[2].source, "knowledge/triton/hopper.md");
+
+  // And the CUDA prompt has none of the Triton text.
+  Prompt cuda = f.build("gemm_n7168_k5120", "contract");
+  EXPECT_EQ(cuda.language, CandidateLanguage::cuda);
+  EXPECT_FALSE(to_json(cuda).contains("language")) << "CUDA prompts keep their JSON shape";
+  EXPECT_EQ(cuda.system.find("ptxbench Triton ABI"), std::string::npos);
+  EXPECT_EQ(cuda.system.find("@triton.jit"), std::string::npos);
+  EXPECT_NE(cuda.user.find("```cuda code block"), std::string::npos);
+
+  Prompt attn = f.build("mha_bwd_d128", "triton-hopper");
+  EXPECT_NE(attn.user.find("Arguments of run, in order: Q, K, V, O, dO, LSE, dQ, dK, dV."), std::string::npos);
+  EXPECT_NE(attn.system.find("cuDNN fused attention backward"), std::string::npos);
+}
+
+TEST(TritonPrompts, LanguageOfATagAndWhatMixesAreRefused) {
+  Fixture f;
+  EXPECT_EQ(prompt_tag_language("triton-hopper"), CandidateLanguage::triton);
+  EXPECT_EQ(prompt_tag_language("triton-hopper-noguide"), CandidateLanguage::triton);
+  EXPECT_EQ(prompt_tag_language("triton-hopper+repair"), CandidateLanguage::triton);
+  EXPECT_EQ(prompt_tag_language("params+triton"), CandidateLanguage::triton);
+  EXPECT_EQ(prompt_tag_language("paper-a"), CandidateLanguage::cuda);
+  EXPECT_EQ(prompt_tag_language("params+contract"), CandidateLanguage::cuda);
+  // The architecture parameters go with either language.
+  EXPECT_EQ(names(f.build("gemm_n7168_k5120", "triton-hopper+params")),
+            (std::vector<std::string>{"rules", "abi", "params", "triton_guide", "task"}));
+  // CUDA-only knowledge does not.
+  for (const char* tag : {"triton-hopper+templates", "triton-hopper+contract", "triton-hopper-noguide+expert", "triton+paper-a"}) {
+    SCOPED_TRACE(tag);
+    try {
+      (void)f.build("gemm_n7168_k5120", tag);
+      ADD_FAILURE() << "built";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("CUDA-PTX"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(f.build("gemm_n7168_k5120", "params+triton_guide"), InputError);  // a guide without the Triton ABI
+  EXPECT_THROW(f.build("gemm_n7168_k5120", "triton-hopper", "sm_100a"), InputError);  // no Blackwell guide yet
+  Prompt b200 = f.build("gemm_n7168_k5120", "triton-hopper-noguide", "b200");
+  EXPECT_NE(b200.system.find("B200 (sm_100a)"), std::string::npos);
+  auto tags = f.builder.tag_names();
+  EXPECT_NE(std::find(tags.begin(), tags.end(), "triton-hopper"), tags.end());
+  EXPECT_NE(std::find(tags.begin(), tags.end(), "triton-hopper-noguide"), tags.end());
+}

@@ -34,6 +34,14 @@ const Group& find_group(const Report& r, const std::string& run, const std::stri
   throw std::runtime_error("no group " + run + " " + definition);
 }
 
+// A CSV row's provenance column with its leading comma (",fake_backend", ","): the field before the
+// last one (language).
+std::string provenance_of(const std::string& row) {
+  auto last = row.rfind(',');
+  auto before = row.rfind(',', last - 1);
+  return row.substr(before, last - before);
+}
+
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
   for (auto p = text.find(needle); p != std::string::npos; p = text.find(needle, p + 1)) ++n;
@@ -140,7 +148,7 @@ TEST(ReportFromStore, OutputsStateTheDefinitionsAndEscapeModelText) {
   EXPECT_EQ(j["comparisons"].size(), 2u);
 
   std::string csv = report_csv(r);
-  EXPECT_EQ(csv.rfind("run,model,definition,tag,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition,provenance\n", 0),
+  EXPECT_EQ(csv.rfind("run,model,definition,tag,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition,provenance,language\n", 0),
             0u);
   EXPECT_NE(csv.find(runs.agent + ",model-a,gemm_n7168_k5120,,NVIDIA H200,3,turn_correctness_rate,4,,,,,0.454545,"), std::string::npos);
   const std::string gemm_key = runs.agent + ",model-a,gemm_n7168_k5120,,NVIDIA H200,3,";
@@ -181,7 +189,8 @@ std::vector<std::string> csv_rows(const std::string& csv, const std::string& def
   while (start < csv.size()) {
     std::size_t end = csv.find('\n', start);
     std::string line = csv.substr(start, end - start);
-    if (line.find("," + definition + ",") != std::string::npos) rows.push_back(line);
+    // Rows of the runs' groups (and token ratios); the per-language rows (empty run) pool runs.
+    if (line.find("," + definition + ",") != std::string::npos && line.rfind(",", 0) != 0) rows.push_back(line);
     start = end + 1;
   }
   return rows;
@@ -288,11 +297,12 @@ TEST(ReportFromStore, FakeBackendVerdictsAreRefusedUnlessAllowedThenMarkedEveryw
   std::istringstream lines(text);
   for (std::string line; std::getline(lines, line);)
     if (line.rfind("Table ", 0) == 0 || line.rfind("Runs", 0) == 0 || line.rfind("Turn labels", 0) == 0 ||
-        line.rfind("Tokens per trajectory", 0) == 0 || line.rfind("Token ratio", 0) == 0 || line.rfind("Error-state", 0) == 0) {
+        line.rfind("Tokens per trajectory", 0) == 0 || line.rfind("Token ratio", 0) == 0 || line.rfind("Error-state", 0) == 0 ||
+        line.rfind("Fast_p by language", 0) == 0) {
       ++titles;
       EXPECT_NE(line.find(kFakeTag), std::string::npos) << line;
     }
-  EXPECT_EQ(titles, budget_tables().size() + 5) << text;
+  EXPECT_EQ(titles, budget_tables().size() + 6) << text;
   EXPECT_NE(unwrap(text).find("fake backend (2 of 2 verdicts)"), std::string::npos) << "the provenance of the fake gemm group";
 
   std::string csv = report_csv(r);
@@ -300,13 +310,13 @@ TEST(ReportFromStore, FakeBackendVerdictsAreRefusedUnlessAllowedThenMarkedEveryw
   for (const auto& row : csv_rows(csv, gemm)) {
     // The fake run's rows, and the token ratios that compare with it.
     bool fake_group = row.rfind(faked + ",", 0) == 0 || row.find(",token_ratio_") != std::string::npos;
-    EXPECT_EQ(row.substr(row.rfind(',')), fake_group ? ",fake_backend" : ",") << row;
+    EXPECT_EQ(provenance_of(row), fake_group ? ",fake_backend" : ",") << row;
     marked += fake_group;
   }
   EXPECT_GT(marked, 10u) << "every row of the fake gemm group";
   EXPECT_NE(csv.find(faked + ",model-f," + gemm + ",,-,1,fake_backend_verdicts,,,,,,2,"), std::string::npos) << csv;
   EXPECT_NE(csv.find(real + ",model-r," + gemm + ",,NVIDIA H200,1,turn_correctness_rate,1,,,,,1,"), std::string::npos);
-  for (const auto& row : csv_rows(csv, attn)) EXPECT_EQ(row.substr(row.rfind(',')), ",") << "no fake verdict in this group: " << row;
+  for (const auto& row : csv_rows(csv, attn)) EXPECT_EQ(provenance_of(row), ",") << "no fake verdict in this group: " << row;
 
   ordered_json j = ordered_json::parse(report_json(r).dump());
   EXPECT_EQ(j["provenance"]["fake_backend_verdicts"], 2);
@@ -316,8 +326,8 @@ TEST(ReportFromStore, FakeBackendVerdictsAreRefusedUnlessAllowedThenMarkedEveryw
 
   std::string html = render_html(r);
   EXPECT_NE(html.find("class=\"bad fake-banner\""), std::string::npos);
-  // Runs, provenance, metrics, curves, labels, tokens, trajectories: each heading says so.
-  EXPECT_EQ(count(html, "<span class=\"bad fake-tag\">"), 7u);
+  // Runs, provenance, metrics, languages, curves, labels, tokens, trajectories: each heading says so.
+  EXPECT_EQ(count(html, "<span class=\"bad fake-tag\">"), 8u);
 }
 
 TEST(ReportFromStore, RunsOfTheNotesAblationReadApart) {
@@ -410,7 +420,7 @@ TEST(ReportFromStore, EvaluationOptionsOffTheirDefaultsAreFlagged) {
       << text;
   EXPECT_EQ(text.find("FAKE BACKEND"), std::string::npos);
   std::string csv = report_csv(r);
-  for (const auto& row : csv_rows(csv, gemm)) EXPECT_EQ(row.substr(row.rfind(',')), ",options_changed") << row;
+  for (const auto& row : csv_rows(csv, gemm)) EXPECT_EQ(provenance_of(row), ",options_changed") << row;
   EXPECT_NE(csv.find("evaluation_option_changed,,,sanitize = false,default true,,1,"), std::string::npos) << csv;
   ordered_json j = ordered_json::parse(report_json(r).dump());
   EXPECT_EQ(j["groups"][0]["provenance"]["changed_options"].size(), 4u);  // trials ×2, fresh inputs, sanitize

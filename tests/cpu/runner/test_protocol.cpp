@@ -45,6 +45,24 @@ TEST(RunnerProtocol, ACandidateSetupSurvivesTheWire) {
   EXPECT_EQ(back.setup->tensors[1].offset, 4096u);
 }
 
+// A Triton candidate's setup says so: the runner loads that library (the trusted shim) before
+// its filter; a CUDA setup never carries the field, and a baseline has no language.
+TEST(RunnerProtocol, ATritonCandidatesSetupSaysItsLanguage) {
+  RunnerRequest r = setup_request("/cache/triton/ab/abc/candidate.so", std::nullopt);
+  EXPECT_FALSE(to_json(r).contains("language"));
+  EXPECT_FALSE(round_trip(r).setup->triton);
+  r.setup->triton = true;
+  EXPECT_EQ(to_json(r)["language"], "triton");
+  EXPECT_TRUE(round_trip(r).setup->triton);
+  ordered_json j = to_json(r);
+  j["language"] = "rust";
+  EXPECT_THROW(runner_request_from_json(j), InputError);
+  RunnerRequest b = setup_request("", BaselineSetup{"{}", "w", {}});
+  ordered_json bj = to_json(b);
+  bj["language"] = "triton";
+  EXPECT_THROW(runner_request_from_json(bj), InputError);
+}
+
 TEST(RunnerProtocol, TheBaselineRunnersSetupCarriesItsWorkload) {
   BaselineSetup b{R"({"name": "gemm_n7168_k5120"})", "gemm-m8192", {{"M", 8192}}};
   RunnerRequest back = round_trip(setup_request("", b));

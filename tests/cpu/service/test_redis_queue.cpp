@@ -1,7 +1,8 @@
 // The Redis client and the Streams primitives of the multi-host queue (issue 23), against a real
 // redis-server started for each test (loopback, AOF, an ACL user): reply types and errors, refused
-// credentials, a dead server, consumer groups, reclaiming a dead consumer's entries, the claim
-// token's at-most-once completion, and a crash of Redis that loses nothing acknowledged.
+// credentials, a dead server, consumer groups, reclaiming a dead consumer's entries; then the task
+// queue over Redis across two "hosts": at-most-once completion, heartbeats, every host's workers,
+// and a crash of Redis that loses no task, idempotency key nor claim.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 #include "helpers/redis_server.h"
 #include "service/redis_client.h"
 #include "service/redis_stream_queue.h"
+#include "service/redis_task_queue.h"
 
 using namespace ptxbench;
 using fakes::RedisServer;
@@ -220,100 +222,120 @@ TEST_F(RedisTest, AnUnackedEntryOfADeadConsumerIsReclaimedAfterItsIdleTime) {
   EXPECT_TRUE(q.pending_entries(10, "hostA-gpu0").empty());
 }
 
-TEST_F(RedisTest, TheClaimTokenMakesASecondCompleterLose) {
-  RedisClient ca = client(), cb = client();
-  RedisStreamQueue qa(ca, "tasks", "sm90"), qb(cb, "tasks", "sm90");
-  qa.ensure_group();
-  qa.add({{"task", "t1"}});
-  auto got = qa.read_group("A", 1, 0);
-  ASSERT_EQ(got.size(), 1u);
-  TaskClaim a, b;
-  ASSERT_EQ(qa.claim_task("t1", got[0].id, "A", 200, a), TaskClaimOutcome::claimed);
-  EXPECT_EQ(qb.claim_task("t1", got[0].id, "B", 200, b), TaskClaimOutcome::held_by_other);
-  // A stalls past its lease; B reclaims the entry and the task.
+// The task queue over Redis (redis_task_queue.h): two hosts' queues on one Redis, as two workers
+// on two machines see it.
+QueueConfig host_queue(const RedisServer& server, const std::string& host) {
+  QueueConfig c;
+  c.location = "redis://" + server.user() + "@127.0.0.1:" + std::to_string(server.port());
+  c.password_file = server.password_file().string();
+  c.host = host;
+  return c;
+}
+
+TEST_F(RedisTest, TheClaimMakesAStaleCompleterLose) {
+  RedisTaskQueue qa(host_queue(*server, "hostA")), qb(host_queue(*server, "hostB"));
+  std::string id = qa.enqueue({{"definition", "gemm_n7168_k5120"}, {"n", 1}});
+  auto a = qa.claim("gpu0", 0.2, 0);
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->worker, "hostA/gpu0");
+  EXPECT_FALSE(qb.claim("gpu0", 5, 0).has_value()) << "held by hostA";
+  // A stalls past its lease; B takes the task over.
   sleep_ms(250);
-  auto stale = qb.claim_stale("B", 200, 10);
-  ASSERT_EQ(stale.entries.size(), 1u);
-  ASSERT_EQ(qb.claim_task("t1", stale.entries[0].id, "B", 5000, b), TaskClaimOutcome::claimed);
-  EXPECT_NE(a.token, b.token);
-  EXPECT_FALSE(qa.renew(a, 5000)) << "a lost claim must not be renewable";
-  EXPECT_FALSE(qa.complete(a, R"({"status":"PASSED","by":"A"})")) << "the stale completer must lose";
-  EXPECT_FALSE(qa.result("t1").has_value());
-  EXPECT_TRUE(qb.complete(b, R"({"status":"PASSED","by":"B"})"));
-  EXPECT_FALSE(qb.complete(b, R"({"status":"PASSED","by":"B again"})")) << "completed twice";
-  EXPECT_EQ(qa.result("t1"), R"({"status":"PASSED","by":"B"})");
-  EXPECT_EQ(qa.pending().count, 0) << "completion acknowledges the entry";
-  EXPECT_FALSE(qa.claim_ttl_ms("t1").has_value()) << "completion deletes the claim";
-  // A twin delivery of a finished task is recognised as such.
-  TaskClaim c;
-  EXPECT_EQ(qa.claim_task("t1", got[0].id, "C", 200, c), TaskClaimOutcome::already_done);
-}
-
-TEST_F(RedisTest, RenewExtendsTheLeaseAndKeepsTheEntryFromBeingReclaimed) {
-  RedisClient ca = client(), cb = client();
-  RedisStreamQueue qa(ca, "tasks", "sm90"), qb(cb, "tasks", "sm90");
-  qa.ensure_group();
-  qa.add({{"task", "t1"}});
-  auto got = qa.read_group("A", 1, 0);
-  ASSERT_EQ(got.size(), 1u);
-  TaskClaim a, b;
-  ASSERT_EQ(qa.claim_task("t1", got[0].id, "A", 300, a), TaskClaimOutcome::claimed);
-  for (int i = 0; i < 4; ++i) {  // 600 ms in all: twice the lease and the reclaim idle time
-    sleep_ms(150);
-    ASSERT_TRUE(qa.renew(a, 300)) << "renewal " << i;
-    EXPECT_TRUE(qb.claim_stale("B", 300, 10).entries.empty()) << "a renewed entry was reclaimed";
-    EXPECT_EQ(qb.claim_task("t1", got[0].id, "B", 300, b), TaskClaimOutcome::held_by_other);
-  }
-  EXPECT_GT(*qa.claim_ttl_ms("t1"), 200);
-  ASSERT_TRUE(qa.renew(a, 60000));
-  EXPECT_GT(*qa.claim_ttl_ms("t1"), 59000);
-  TaskClaim forged = a;
-  forged.token = new_claim_token();
-  EXPECT_FALSE(qa.renew(forged, 60000)) << "renewed with a token that is not the claim's";
-  auto pending = qa.pending_entries(1);
-  ASSERT_EQ(pending.size(), 1u);
-  EXPECT_EQ(pending[0].consumer, "A");
-  EXPECT_EQ(pending[0].deliveries, 1) << "renewal must not count as a delivery";
-}
-
-TEST_F(RedisTest, ACrashOfRedisWithAofLosesNoAddedEntryNorThePendingList) {
+  auto b = qb.claim("gpu0", 5, 0);
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->task.id, id);
+  EXPECT_EQ(b->token, 2);
+  EXPECT_NE(qb.get(id)->note.find("lease expired"), std::string::npos);
+  EXPECT_FALSE(qa.heartbeat(*a, 5)) << "a lost claim must not be renewable";
+  EXPECT_FALSE(qa.complete(*a, {{"status", "PASSED"}, {"message", "by A"}})) << "the stale completer must lose";
+  EXPECT_TRUE(qb.complete(*b, {{"status", "PASSED"}, {"message", "by B"}}));
+  EXPECT_FALSE(qb.complete(*b, {{"status", "PASSED"}, {"message", "by B again"}})) << "completed twice";
+  EXPECT_EQ((*qa.get(id)->verdict)["message"], "by B");
   RedisClient c = client();
-  RedisStreamQueue q(c, "tasks", "sm90");
-  q.ensure_group();
-  std::vector<std::string> added;
-  for (int i = 0; i < 50; ++i) added.push_back(q.add({{"task", "t" + std::to_string(i)}}));
-  auto delivered = q.read_group("hostA-gpu0", 20, 0);
-  ASSERT_EQ(delivered.size(), 20u);
-  q.ack({delivered[0].id, delivered[1].id});
-  TaskClaim claim;
-  ASSERT_EQ(q.claim_task("t2", delivered[2].id, "hostA-gpu0", 60000, claim), TaskClaimOutcome::claimed);
+  RedisStreamQueue stream(c, "ptxbench:tasks:sm_90a", "sm_90a");
+  EXPECT_EQ(stream.pending().count, 0) << "completion acknowledges the entry";
+  EXPECT_TRUE(stream.range().empty()) << "and deletes it: the stream stays short";
+  EXPECT_TRUE(c.command({"EXISTS", "ptxbench:claim:" + id}).as_integer() == 0) << "completion deletes the claim";
+  EXPECT_EQ(qa.counters().evaluations["PASSED"], 1);
+  EXPECT_EQ(qa.counters().requeues["lease_expired"], 1);
+}
+
+TEST_F(RedisTest, HeartbeatsKeepATaskFromBeingTakenOver) {
+  RedisTaskQueue qa(host_queue(*server, "hostA")), qb(host_queue(*server, "hostB"));
+  qa.enqueue({{"definition", "gemm_n7168_k5120"}});
+  auto a = qa.claim("gpu0", 0.3, 0);
+  ASSERT_TRUE(a.has_value());
+  for (int i = 0; i < 4; ++i) {  // 600 ms in all: twice the lease
+    sleep_ms(150);
+    ASSERT_TRUE(qa.heartbeat(*a, 0.3)) << "renewal " << i;
+    EXPECT_FALSE(qb.claim("gpu0", 5, 0).has_value()) << "a renewed task was taken over";
+  }
+  Claim forged = *a;
+  forged.token = 2;
+  EXPECT_FALSE(qa.heartbeat(forged, 60)) << "renewed with an attempt that is not the claim's";
+  forged = *a;
+  forged.worker = "hostB/gpu0";
+  EXPECT_FALSE(qa.heartbeat(forged, 60)) << "renewed by another worker";
+  RedisClient c = client();
+  auto pending = RedisStreamQueue(c, "ptxbench:tasks:sm_90a", "sm_90a").pending_entries(1);
+  ASSERT_EQ(pending.size(), 1u);
+  EXPECT_EQ(pending[0].consumer, "hostA/gpu0");
+}
+
+TEST_F(RedisTest, WorkersOfEveryHostAreListedAndASilentOneIsGone) {
+  QueueConfig config = host_queue(*server, "hostA");
+  config.gone_after_s = 0.3;
+  RedisTaskQueue qa(config), qb(host_queue(*server, "hostB"));
+  qa.record_health(0, "healthy", {{"canary_us", 10.0}});
+  qb.record_health(1, "unhealthy", ordered_json::object());
+  EXPECT_FALSE(qa.claim("gpu0", 5, 0).has_value());
+  EXPECT_FALSE(qb.claim("gpu1", 5, 1).has_value());
+  auto listed = qa.worker_records();
+  ASSERT_EQ(listed.size(), 2u);
+  EXPECT_EQ(listed[0].worker, "hostA/gpu0");
+  EXPECT_EQ(listed[0].state, "healthy");
+  EXPECT_EQ(listed[1].host, "hostB");
+  EXPECT_EQ(listed[1].device, 1);
+  EXPECT_EQ(listed[1].state, "unhealthy");
+  EXPECT_EQ(qa.health_records().size(), 1u) << "health_records() is this host's";
+  sleep_ms(1100);  // beats are written at most once a second
+  EXPECT_FALSE(qb.claim("gpu1", 5, 1).has_value());
+  listed = qa.worker_records();
+  EXPECT_EQ(listed[0].state, "gone") << "hostA/gpu0 has been silent for longer than 0.3 s";
+  EXPECT_EQ(listed[1].state, "unhealthy");
+  qa.clear_health();
+  EXPECT_TRUE(qa.health_records().empty());
+  EXPECT_EQ(qb.health_records().size(), 1u) << "clear_health forgets only its own host's records";
+}
+
+TEST_F(RedisTest, ACrashOfRedisWithAofLosesNoTaskNorClaim) {
+  RedisTaskQueue qa(host_queue(*server, "hostA"));
+  std::vector<std::string> ids;
+  for (int i = 0; i < 50; ++i) ids.push_back(qa.enqueue_once({{"n", i}}, "key-" + std::to_string(i)).id);
+  std::vector<Claim> claims;
+  for (int i = 0; i < 20; ++i) claims.push_back(*qa.claim("gpu0", 60, 0));
+  ASSERT_TRUE(qa.complete(claims[0], {{"status", "PASSED"}}));
+  ASSERT_TRUE(qa.complete(claims[1], {{"status", "COMPILE_ERROR"}}));
 
   server->kill();  // kill -9: only what appendfsync wrote survives
-  EXPECT_THROW(c.command({"PING"}), RedisConnectionError) << "a dead server must be a connection error";
-  EXPECT_FALSE(c.connected());
-  EXPECT_THROW(c.command({"PING"}), RedisConnectionError) << "reconnecting to a dead server";
+  EXPECT_THROW(qa.state_counts(), RedisConnectionError) << "a dead server must be a connection error";
   server->start();  // same folder and port: the AOF is loaded
 
-  // The same client reconnects (and re-authenticates) on its next command.
-  auto entries = q.range();
-  ASSERT_EQ(entries.size(), added.size());
-  for (std::size_t i = 0; i < added.size(); ++i) EXPECT_EQ(entries[i].id, added[i]);
-  PendingSummary p = q.pending();
-  EXPECT_EQ(p.count, 18);
-  EXPECT_EQ(p.consumers["hostA-gpu0"], 18);
-  EXPECT_EQ(p.smallest_id, delivered[2].id);
-  // The group's position survived: the next read continues after the 20 delivered entries.
-  auto rest = q.read_group("hostB-gpu0", 100, 0);
-  ASSERT_EQ(rest.size(), 30u);
-  EXPECT_EQ(rest[0].id, added[20]);
-  // So did the claim: it is still current and completes once.
-  EXPECT_TRUE(q.renew(claim, 60000));
-  EXPECT_TRUE(q.complete(claim, R"({"status":"PASSED"})"));
-  EXPECT_EQ(q.pending().count, 47);
+  // The same queue object reconnects (and re-authenticates) on its next command.
+  EXPECT_EQ(qa.state_counts(), (std::map<std::string, int64_t>{{"queued", 30}, {"running", 18}, {"done", 2}}));
+  EXPECT_EQ(qa.enqueue_once({{"n", 7}}, "key-7").admission, Admission::existing) << "the idempotency keys survived";
+  RedisTaskQueue qb(host_queue(*server, "hostB"));
+  auto next = qb.claim("gpu0", 60, 0);
+  ASSERT_TRUE(next.has_value());
+  EXPECT_EQ(next->task.id, ids[20]) << "the group's position survived: the next task is the 21st";
+  // So did the claims: still current, each completes once.
+  EXPECT_TRUE(qa.heartbeat(claims[2], 60));
+  EXPECT_TRUE(qa.complete(claims[2], {{"status", "PASSED"}}));
+  EXPECT_FALSE(qb.complete(claims[2], {{"status", "PASSED"}}));
 
   server->stop();  // a graceful restart as well
   server->start();
-  EXPECT_EQ(q.range().size(), added.size());
-  EXPECT_EQ(q.pending().count, 47);
-  EXPECT_EQ(q.result("t2"), R"({"status":"PASSED"})");
+  EXPECT_EQ(qa.state_counts(), (std::map<std::string, int64_t>{{"queued", 29}, {"running", 18}, {"done", 3}}));
+  EXPECT_EQ(qa.get(ids[2])->status, "PASSED");
+  EXPECT_EQ(qa.counters().evaluations["PASSED"], 2);
 }

@@ -16,7 +16,7 @@
 #include "service/service_client.h"
 #include "service/service_log.h"
 #include "service/service_metrics.h"
-#include "service/task_queue.h"
+#include "service/sqlite_task_queue.h"
 
 #include <spdlog/sinks/ostream_sink.h>  // after service_log.h, which selects spdlog's fmt
 
@@ -57,7 +57,7 @@ struct ServiceAdmission : ::testing::Test {
   void start(AdmissionLimits limits) {
     ServiceApiOptions o;
     o.admission = limits;
-    api = std::make_unique<ServiceApi>(catalog, db, o, [] { return ordered_json::array(); });
+    api = std::make_unique<ServiceApi>(catalog, QueueConfig{db}, o, [] { return ordered_json::array(); });
     HttpServerOptions http;
     http.port = 0;
     http.threads = 4;
@@ -109,7 +109,7 @@ TEST_F(ServiceAdmission, AClientOverItsQuotaGets429AndAFullQueue503) {
 
   // A running task still counts against its client; a finished one does not. Nothing refused
   // was stored.
-  TaskQueue q(db);
+  SqliteTaskQueue q(db);
   EXPECT_EQ(q.state_counts()["queued"], 3);
   auto running = q.claim("w", 60);
   ASSERT_TRUE(running.has_value());
@@ -140,7 +140,7 @@ TEST_F(ServiceAdmission, EachTaskRemembersItsClientAndEverySubmissionIsLogged) {
   EXPECT_NE(bad_name.body.find("X-Ptxbench-Client must be 1 to 64 characters"), std::string::npos) << bad_name.body;
   EXPECT_EQ(bad_request.status, 400);
 
-  TaskQueue q(db);
+  SqliteTaskQueue q(db);
   auto t = q.get(id_of(named));
   ASSERT_TRUE(t.has_value());
   EXPECT_EQ(t->client, "ci-runner.7");
@@ -174,7 +174,7 @@ TEST_F(ServiceAdmission, TheClientWaitsOutItsQuota) {
   EXPECT_THROW(client("alice", 0.2).submit(ordered_json::parse(body("// impatient"))), ServiceBusy);
   std::thread finisher([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    TaskQueue q(db);
+    SqliteTaskQueue q(db);
     auto c = q.claim("w", 60);
     ASSERT_TRUE(c.has_value());
     q.complete(*c, {{"status", "PASSED"}});
@@ -185,7 +185,7 @@ TEST_F(ServiceAdmission, TheClientWaitsOutItsQuota) {
   finisher.join();
   EXPECT_NE(second, first);
   EXPECT_GE(waited, 0.3);
-  TaskQueue q(db);
+  SqliteTaskQueue q(db);
   EXPECT_EQ(q.get(second)->client, "alice");
   EXPECT_EQ(q.counters().submissions["accepted"], 2) << "the resend after the wait is one task";
 }

@@ -1,6 +1,11 @@
-// The durable queue: FIFO claims, completion at most once per claim, lease expiry, re-queue with an
-// attempt limit, persistence across reopening, and concurrent claimers over separate connections.
+// The durable queue's contract, run against both backends (SQLite on one host, Redis Streams
+// across hosts: a real loopback redis-server): FIFO claims, completion at most once per claim,
+// lease expiry, re-queue with an attempt limit, the avoid window, concurrent claimers over separate
+// connections, retention, counters. Then what only SQLite has: migrations and a restarted
+// service's recovery of running tasks.
 #include <gtest/gtest.h>
+
+#include <fmt/format.h>
 
 #include <mutex>
 #include <set>
@@ -8,21 +13,66 @@
 
 #include "common/fs.h"
 #include "common/sqlite_db.h"
+#include "helpers/redis_server.h"
+#include "service/redis_task_queue.h"
 #include "service/service_metrics.h"
-#include "service/task_queue.h"
+#include "service/sqlite_task_queue.h"
 
 using namespace ptxbench;
 
 namespace {
+ordered_json request(int n) { return {{"definition", "gemm_n7168_k5120"}, {"n", n}}; }
+
+struct SqliteBackend {
+  TempDir dir;
+  static bool available() { return true; }
+  std::unique_ptr<TaskQueue> open() { return std::make_unique<SqliteTaskQueue>((dir.path() / "queue.db").string(), "test"); }
+};
+
+// One redis-server for the whole test program; each test its own key prefix (its own queue).
+struct RedisBackend {
+  static bool available() { return !fakes::RedisServer::executable().empty(); }
+  static fakes::RedisServer& server() {
+    static TempDir dir{"ptxbench-redis-contract"};
+    static fakes::RedisServer s(dir.path() / "redis");
+    return s;
+  }
+  std::string prefix = "t" + new_task_id().substr(0, 12);
+  std::unique_ptr<TaskQueue> open() {
+    QueueConfig c;
+    c.location = fmt::format("redis://{}@127.0.0.1:{}?prefix={}", server().user(), server().port(), prefix);
+    c.password_file = server().password_file().string();
+    c.host = "test";
+    return std::make_unique<RedisTaskQueue>(c);
+  }
+};
+
+template <class Backend>
+struct QueueContract : ::testing::Test {
+  Backend backend;
+  void SetUp() override {
+    if (!Backend::available()) GTEST_SKIP() << "redis-server is not installed (scripts/setup.sh installs the Debian package)";
+  }
+  std::unique_ptr<TaskQueue> open() { return backend.open(); }
+};
+struct BackendNames {
+  template <class T>
+  static std::string GetName(int) {
+    return std::is_same_v<T, SqliteBackend> ? "Sqlite" : "Redis";
+  }
+};
+using Backends = ::testing::Types<SqliteBackend, RedisBackend>;
+TYPED_TEST_SUITE(QueueContract, Backends, BackendNames);
+
 struct QueueTest : ::testing::Test {
   TempDir dir;
   std::string path() const { return (dir.path() / "queue.db").string(); }
 };
-ordered_json request(int n) { return {{"definition", "gemm_n7168_k5120"}, {"n", n}}; }
 }  // namespace
 
-TEST_F(QueueTest, ClaimsInOrderAndCompletesOnce) {
-  TaskQueue q(path());
+TYPED_TEST(QueueContract, ClaimsInOrderAndCompletesOnce) {
+  auto q_owner = this->open();
+  TaskQueue& q = *q_owner;
   EXPECT_FALSE(q.claim("w", 60).has_value());
   std::string a = q.enqueue(request(1)), b = q.enqueue(request(2));
   EXPECT_EQ(a.size(), 32u);
@@ -45,8 +95,9 @@ TEST_F(QueueTest, ClaimsInOrderAndCompletesOnce) {
   EXPECT_FALSE(q.get("nope").has_value());
 }
 
-TEST_F(QueueTest, ExpiredLeaseGoesBackAndTheStaleClaimCannotComplete) {
-  TaskQueue q(path());
+TYPED_TEST(QueueContract, ExpiredLeaseGoesBackAndTheStaleClaimCannotComplete) {
+  auto q_owner = this->open();
+  TaskQueue& q = *q_owner;
   std::string id = q.enqueue(request(1));
   auto first = q.claim("w0", 0.01);
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
@@ -63,8 +114,9 @@ TEST_F(QueueTest, ExpiredLeaseGoesBackAndTheStaleClaimCannotComplete) {
   EXPECT_EQ(q.get(id)->status, "INCORRECT_NUMERICAL");
 }
 
-TEST_F(QueueTest, InfraFailuresRequeueUntilTheAttemptLimit) {
-  TaskQueue q(path());
+TYPED_TEST(QueueContract, InfraFailuresRequeueUntilTheAttemptLimit) {
+  auto q_owner = this->open();
+  TaskQueue& q = *q_owner;
   std::string id = q.enqueue(request(1));
   for (int attempt = 1; attempt <= 2; ++attempt) {
     auto c = q.claim("w", 60);
@@ -81,25 +133,10 @@ TEST_F(QueueTest, InfraFailuresRequeueUntilTheAttemptLimit) {
   EXPECT_EQ(t->attempts, 3);
 }
 
-TEST_F(QueueTest, SurvivesReopeningAndRecoversRunningTasks) {
-  std::string id;
+TYPED_TEST(QueueContract, ConcurrentClaimersNeverShareATask) {
   {
-    TaskQueue q(path());
-    id = q.enqueue(request(7));
-    ASSERT_TRUE(q.claim("w", 3600).has_value());
-  }
-  TaskQueue again(path());
-  EXPECT_EQ(again.get(id)->state, TaskState::running);
-  EXPECT_EQ(again.recover_all_running("service restarted"), 1);
-  auto c = again.claim("w2", 60);
-  ASSERT_TRUE(c.has_value());
-  EXPECT_EQ(c->task.request["n"], 7);
-  EXPECT_EQ(c->task.note, "service restarted");
-}
-
-TEST_F(QueueTest, ConcurrentClaimersNeverShareATask) {
-  {
-    TaskQueue q(path());
+    auto q_owner = this->open();
+  TaskQueue& q = *q_owner;
     for (int i = 0; i < 200; ++i) q.enqueue(request(i));
   }
   std::mutex m;
@@ -107,7 +144,8 @@ TEST_F(QueueTest, ConcurrentClaimersNeverShareATask) {
   std::vector<std::thread> workers;
   for (int w = 0; w < 4; ++w)
     workers.emplace_back([&, w] {
-      TaskQueue q(path());  // its own connection, as a worker process has
+      auto q_owner = this->open();
+  TaskQueue& q = *q_owner;  // its own connection, as a worker process has
       while (auto c = q.claim("w" + std::to_string(w), 60)) {
         std::lock_guard<std::mutex> lock(m);
         claimed.insert(c->task.id);
@@ -117,12 +155,14 @@ TEST_F(QueueTest, ConcurrentClaimersNeverShareATask) {
   for (auto& t : workers) t.join();
   EXPECT_EQ(claimed.size(), 200u);
   EXPECT_EQ(std::set<std::string>(claimed.begin(), claimed.end()).size(), 200u);
-  TaskQueue q(path());
+  auto q_owner = this->open();
+  TaskQueue& q = *q_owner;
   EXPECT_EQ(q.state_counts()["done"], 200);
 }
 
-TEST_F(QueueTest, FinishedTasksExpire) {
-  TaskQueue q(path());
+TYPED_TEST(QueueContract, FinishedTasksExpire) {
+  auto q_owner = this->open();
+  TaskQueue& q = *q_owner;
   std::string done = q.enqueue(request(1)), waiting = q.enqueue(request(2));
   q.complete(*q.claim("w", 60), {{"status", "PASSED"}});
   EXPECT_EQ(q.expire_finished(3600), 0);
@@ -133,8 +173,9 @@ TEST_F(QueueTest, FinishedTasksExpire) {
 
 // Multi-GPU: a task taken back from a failure on GPU 1 (its worker died) goes to GPU 0 first;
 // GPU 1 may take it again once the window has passed (a host whose other GPUs are gone).
-TEST_F(QueueTest, ATaskThatFailedOnAGpuGoesToAnotherGpuFirst) {
-  TaskQueue q(path());
+TYPED_TEST(QueueContract, ATaskThatFailedOnAGpuGoesToAnotherGpuFirst) {
+  auto q_owner = this->open();
+  TaskQueue& q = *q_owner;
   q.record_health(0, "healthy", ordered_json::object());
   q.record_health(1, "healthy", ordered_json::object());
   std::string a = q.enqueue(request(1));
@@ -181,6 +222,66 @@ TEST_F(QueueTest, ATaskThatFailedOnAGpuGoesToAnotherGpuFirst) {
   EXPECT_EQ(only->task.id, c);
 }
 
+// The counters behind /metrics only grow: expiring finished tasks (retention) and reopening the
+// queue (a service restart) leave them as they were.
+TYPED_TEST(QueueContract, CountersSurviveRetentionAndRestarts) {
+  {
+    auto q_owner = this->open();
+  TaskQueue& q = *q_owner;
+    for (int i = 0; i < 4; ++i) q.enqueue(request(i));
+    ASSERT_TRUE(q.complete(*q.claim("w", 60), {{"status", "PASSED"}}));
+    ASSERT_TRUE(q.complete(*q.claim("w", 60), {{"status", "INCORRECT_NUMERICAL"}}));
+    auto infra = q.claim("w", 60);
+    EXPECT_TRUE(q.requeue(*infra, "GPU unhealthy", 3, {{"status", "INFRA_ERROR"}}));
+    ASSERT_TRUE(q.claim("gpu0", 60).has_value());
+    EXPECT_EQ(q.recover_worker("gpu0", "worker gpu0 killed", 1), 1) << "given up: its one attempt was used";
+    EXPECT_EQ(q.recover_all_running("restart"), 0);
+    EXPECT_EQ(q.expire_finished(-1), 3);
+    EXPECT_EQ(q.state_counts()["done"], 0);
+  }
+  auto q_owner = this->open();
+  TaskQueue& q = *q_owner;
+  QueueCounters c = q.counters();
+  EXPECT_EQ(c.evaluations["PASSED"], 1);
+  EXPECT_EQ(c.evaluations["INCORRECT_NUMERICAL"], 1);
+  EXPECT_EQ(c.evaluations["INFRA_ERROR"], 1);
+  EXPECT_EQ(c.requeues["infra_error"], 1);
+  int64_t counted = 0;
+  for (int64_t n : c.seconds_buckets) counted += n;
+  EXPECT_EQ(counted, 3);
+  auto stale = q.claim("w", 60);
+  ASSERT_TRUE(stale.has_value());
+  EXPECT_TRUE(q.complete(*stale, {{"status", "PASSED"}}));
+  EXPECT_FALSE(q.complete(*stale, {{"status", "PASSED"}})) << "a refused completion";
+  EXPECT_EQ(q.counters().evaluations["PASSED"], 2) << "counted once";
+  std::string m = render_metrics(q, ordered_json::array());
+  EXPECT_NE(m.find("ptxbench_evaluations_total{status=\"PASSED\"} 2\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("ptxbench_evaluations_total{status=\"INFRA_ERROR\"} 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("ptxbench_evaluation_seconds_bucket{le=\"+Inf\"} 4\nptxbench_evaluation_seconds_sum "), std::string::npos) << m;
+  EXPECT_NE(m.find("ptxbench_evaluation_seconds_count 4\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("ptxbench_requeues_total{cause=\"infra_error\"} 1\n"), std::string::npos) << m;
+  EXPECT_NE(m.find("ptxbench_build_info{version=\"" + build_version() + "\",commit=\""), std::string::npos) << m;
+  EXPECT_NE(build_commit(), "") << m;
+}
+
+// SQLite only.
+
+TEST_F(QueueTest, SurvivesReopeningAndRecoversRunningTasks) {
+  std::string id;
+  {
+    SqliteTaskQueue q(path());
+    id = q.enqueue(request(7));
+    ASSERT_TRUE(q.claim("w", 3600).has_value());
+  }
+  SqliteTaskQueue again(path());
+  EXPECT_EQ(again.get(id)->state, TaskState::running);
+  EXPECT_EQ(again.recover_all_running("service restarted"), 1);
+  auto c = again.claim("w2", 60);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(c->task.request["n"], 7);
+  EXPECT_EQ(c->task.note, "service restarted");
+}
+
 // A queue written by the previous schema (version 2, session 2's services) opens, keeps its
 // tasks and gains the per-device columns.
 TEST_F(QueueTest, AVersionTwoQueueIsMigrated) {
@@ -194,13 +295,13 @@ TEST_F(QueueTest, AVersionTwoQueueIsMigrated) {
     db.exec(R"(INSERT INTO tasks (id, state, request, created_at, seq) VALUES ('old', 'queued', '{"n": 7}', 1.0, 1))");
     db.exec("PRAGMA user_version = 2");
   }
-  TaskQueue q(path());
+  SqliteTaskQueue q(path());
   auto c = q.claim("gpu1.0", 60, 1, 30);
   ASSERT_TRUE(c.has_value());
   EXPECT_EQ(c->task.id, "old");
   EXPECT_EQ(c->task.request["n"], 7);
   EXPECT_EQ(q.recover_worker("gpu1.0", "killed", 3), 1);
-  TaskQueue reopened(path());
+  SqliteTaskQueue reopened(path());
   EXPECT_EQ(reopened.get("old")->state, TaskState::queued);
 }
 
@@ -226,7 +327,7 @@ TEST_F(QueueTest, AVersionThreeQueueIsMigrated) {
     db.exec("INSERT INTO calibration VALUES ('H200 0000:01:00.0', 812.5, 1.0)");
     db.exec("PRAGMA user_version = 3");
   }
-  TaskQueue q(path());
+  SqliteTaskQueue q(path());
   {
     SqliteDb raw(path());
     auto v = raw.prepare("PRAGMA user_version");
@@ -252,46 +353,7 @@ TEST_F(QueueTest, AVersionThreeQueueIsMigrated) {
   auto first = q.claim("w", 60);
   ASSERT_TRUE(first.has_value());
   EXPECT_EQ(first->task.id, "waiting") << "the migrated task keeps its place";
-  TaskQueue reopened(path());
+  SqliteTaskQueue reopened(path());
   EXPECT_EQ(reopened.counters().evaluations["PASSED"], 1) << "reopening does not seed again";
 }
 
-// The counters behind /metrics only grow: expiring finished tasks (retention) and reopening the
-// queue (a service restart) leave them as they were.
-TEST_F(QueueTest, CountersSurviveRetentionAndRestarts) {
-  {
-    TaskQueue q(path());
-    for (int i = 0; i < 4; ++i) q.enqueue(request(i));
-    ASSERT_TRUE(q.complete(*q.claim("w", 60), {{"status", "PASSED"}}));
-    ASSERT_TRUE(q.complete(*q.claim("w", 60), {{"status", "INCORRECT_NUMERICAL"}}));
-    auto infra = q.claim("w", 60);
-    EXPECT_TRUE(q.requeue(*infra, "GPU unhealthy", 3, {{"status", "INFRA_ERROR"}}));
-    ASSERT_TRUE(q.claim("gpu0", 60).has_value());
-    EXPECT_EQ(q.recover_worker("gpu0", "worker gpu0 killed", 1), 1) << "given up: its one attempt was used";
-    EXPECT_EQ(q.recover_all_running("restart"), 0);
-    EXPECT_EQ(q.expire_finished(-1), 3);
-    EXPECT_EQ(q.state_counts()["done"], 0);
-  }
-  TaskQueue q(path());
-  QueueCounters c = q.counters();
-  EXPECT_EQ(c.evaluations["PASSED"], 1);
-  EXPECT_EQ(c.evaluations["INCORRECT_NUMERICAL"], 1);
-  EXPECT_EQ(c.evaluations["INFRA_ERROR"], 1);
-  EXPECT_EQ(c.requeues["infra_error"], 1);
-  int64_t counted = 0;
-  for (int64_t n : c.seconds_buckets) counted += n;
-  EXPECT_EQ(counted, 3);
-  auto stale = q.claim("w", 60);
-  ASSERT_TRUE(stale.has_value());
-  EXPECT_TRUE(q.complete(*stale, {{"status", "PASSED"}}));
-  EXPECT_FALSE(q.complete(*stale, {{"status", "PASSED"}})) << "a refused completion";
-  EXPECT_EQ(q.counters().evaluations["PASSED"], 2) << "counted once";
-  std::string m = render_metrics(q, ordered_json::array());
-  EXPECT_NE(m.find("ptxbench_evaluations_total{status=\"PASSED\"} 2\n"), std::string::npos) << m;
-  EXPECT_NE(m.find("ptxbench_evaluations_total{status=\"INFRA_ERROR\"} 1\n"), std::string::npos) << m;
-  EXPECT_NE(m.find("ptxbench_evaluation_seconds_bucket{le=\"+Inf\"} 4\nptxbench_evaluation_seconds_sum "), std::string::npos) << m;
-  EXPECT_NE(m.find("ptxbench_evaluation_seconds_count 4\n"), std::string::npos) << m;
-  EXPECT_NE(m.find("ptxbench_requeues_total{cause=\"infra_error\"} 1\n"), std::string::npos) << m;
-  EXPECT_NE(m.find("ptxbench_build_info{version=\"" + build_version() + "\",commit=\""), std::string::npos) << m;
-  EXPECT_NE(build_commit(), "") << m;
-}

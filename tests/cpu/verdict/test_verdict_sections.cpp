@@ -197,6 +197,14 @@ TEST(VerdictSections, EverySectionReadsBackWhatItWrites) {
   expect_round_trip(timing_skipped);
 
   expect_round_trip(full_environment());
+  Environment triton = full_environment();  // a Triton candidate's runtime is recorded beside the GPU
+  triton.language = "triton";
+  triton.python = "3.12.3";
+  triton.torch = "2.11.0+cu130";
+  triton.triton = "3.6.0";
+  expect_round_trip(triton);
+  EXPECT_EQ(ordered_json(triton)["triton"], "3.6.0");
+  EXPECT_FALSE(ordered_json(full_environment()).contains("language")) << "absent for verdicts that never had it";
 
   Verdict v;
   v.status = Status::TIMING_ANOMALY;

@@ -1,0 +1,543 @@
+#include "service/redis_task_queue.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "common/error.h"
+#include "verdict/verdict.h"
+
+namespace ptxbench {
+namespace {
+
+// Keys, all under the prefix P (default "ptxbench"; one Redis may hold several queues):
+//   P:task:<id>      hash: request, state, verdict, status, attempts, worker, host, device, note,
+//                    client, peer, client_key, created_at, started_at, finished_at, entry, arch,
+//                    avoid_host, avoid_device, requeued_at
+//   P:tasks:<arch>   stream of {task: id}; its consumer group is named <arch>
+//   P:claim:<id>     "worker|attempt", TTL = the lease: who runs the task
+//   P:key:<key>      idempotency key -> id
+//   P:states         hash queued/running/done -> tasks held;  P:status  status -> done tasks held
+//   P:active         hash client -> queued + running tasks (quotas)
+//   P:done           zset id -> finished_at (retention)
+//   P:counters       hash "name|label" -> cumulative value (/metrics)
+//   P:health         hash "host/device" -> {state, detail, updated_at}
+//   P:beats          hash "host/worker" -> {host, worker, device, at}
+//   P:calibration    hash key -> canary µs
+// Scripts build keys from the prefix (ARGV[1]), so the queue needs a single Redis, not a cluster.
+
+std::string lua_buckets() {
+  std::string bounds, labels;
+  for (std::size_t i = 0; i < kEvaluationSecondsBuckets.size(); ++i) {
+    bounds += fmt::format("{}{}", i ? "," : "", kEvaluationSecondsBuckets[i]);
+    labels += fmt::format("{}'{}'", i ? "," : "", seconds_bucket_label(i));
+  }
+  return "local BOUNDS = {" + bounds + "}\nlocal LABELS = {" + labels + "}\n";
+}
+
+// Shared by every script: counters, the finishing and the re-queueing of a task.
+const std::string& prelude() {
+  static const std::string text = lua_buckets() + R"lua(
+local P = ARGV[1]
+local function counter(name, label, by) redis.call('HINCRBYFLOAT', P..':counters', name..'|'..label, by) end
+local function move(from, to)
+  redis.call('HINCRBY', P..':states', from, -1)
+  redis.call('HINCRBY', P..':states', to, 1)
+end
+local function bucket(wall)
+  for i, b in ipairs(BOUNDS) do if wall <= b then return LABELS[i] end end
+  return '+Inf'
+end
+local function finish(id, tk, verdict, status, now, from, note)
+  local t = redis.call('HMGET', tk, 'started_at', 'client', 'entry', 'arch')
+  redis.call('HSET', tk, 'state', 'done', 'verdict', verdict, 'status', status, 'finished_at', now)
+  if note then redis.call('HSET', tk, 'note', note) end
+  redis.call('DEL', P..':claim:'..id)
+  local stream = P..':tasks:'..t[4]
+  redis.call('XACK', stream, t[4], t[3])
+  redis.call('XDEL', stream, t[3])
+  move(from, 'done')
+  redis.call('HINCRBY', P..':active', t[2], -1)
+  redis.call('HINCRBY', P..':status', status, 1)
+  redis.call('ZADD', P..':done', now, id)
+  local wall = tonumber(now) - tonumber(t[1] or now)
+  if wall < 0 then wall = 0 end
+  counter('evaluations', status, 1)
+  counter('evaluation_seconds_bucket', bucket(wall), 1)
+  counter('evaluation_seconds_sum', '', wall)
+end
+local function back(id, tk, note, now, cause)
+  local t = redis.call('HMGET', tk, 'host', 'device')
+  redis.call('HSET', tk, 'state', 'queued', 'note', note, 'avoid_host', t[1] or '', 'avoid_device', t[2] or '-1', 'requeued_at', now)
+  redis.call('DEL', P..':claim:'..id)
+  move('running', 'queued')
+  counter('requeues', cause, 1)
+end
+local function current(id, tk, worker, attempt)
+  local t = redis.call('HMGET', tk, 'state', 'attempts', 'worker')
+  if t[1] ~= 'running' or t[2] ~= attempt or t[3] ~= worker then return false end
+  local held = redis.call('GET', P..':claim:'..id)
+  return held == false or held == worker..'|'..attempt
+end
+)lua";
+  return text;
+}
+
+// ARGV: id, request, client_key, client, peer, max_queued, client_quota, now, arch.
+constexpr const char* kEnqueue = R"lua(
+local id, request, ckey, client = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
+if ckey ~= '' then
+  local known = redis.call('GET', P..':key:'..ckey)
+  if known then
+    local stored = redis.call('HGET', P..':task:'..known, 'request')
+    if stored and stored ~= request then return {'conflict', known} end
+    if stored then counter('submissions', 'existing', 1) return {'existing', known} end
+  end
+end
+if tonumber(ARGV[8]) > 0 then
+  local mine = tonumber(redis.call('HGET', P..':active', client) or '0')
+  if mine >= tonumber(ARGV[8]) then counter('submissions', 'over_quota', 1) return {'over_quota', tostring(mine)} end
+end
+if tonumber(ARGV[7]) > 0 then
+  local queued = tonumber(redis.call('HGET', P..':states', 'queued') or '0')
+  if queued >= tonumber(ARGV[7]) then counter('submissions', 'queue_full', 1) return {'queue_full', tostring(queued)} end
+end
+local entry = redis.call('XADD', P..':tasks:'..ARGV[10], '*', 'task', id)
+redis.call('HSET', P..':task:'..id, 'request', request, 'state', 'queued', 'attempts', 0, 'client', client, 'peer', ARGV[6],
+           'created_at', ARGV[9], 'client_key', ckey, 'entry', entry, 'arch', ARGV[10])
+if ckey ~= '' then redis.call('SET', P..':key:'..ckey, id) end
+redis.call('HINCRBY', P..':states', 'queued', 1)
+redis.call('HINCRBY', P..':active', client, 1)
+counter('submissions', 'accepted', 1)
+return {'accepted', id})lua";
+
+// ARGV: entry, consumer, host, device, now, lease_ms, avoid_window_s, other_host_ok, other_device_ok,
+// max_attempts, arch, gave_up_verdict.
+constexpr const char* kClaim = R"lua(
+local entry, consumer, host, device, now = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local stream, group = P..':tasks:'..ARGV[12], ARGV[12]
+local e = redis.call('XRANGE', stream, entry, entry)
+if #e == 0 then redis.call('XACK', stream, group, entry) return {'gone'} end
+local id = e[1][2][2]
+local tk = P..':task:'..id
+local fields = {'state', 'attempts', 'avoid_host', 'avoid_device', 'requeued_at', 'entry'}
+local t = redis.call('HMGET', tk, unpack(fields))
+if not t[1] or t[1] == 'done' or t[6] ~= entry then
+  redis.call('XACK', stream, group, entry)
+  redis.call('XDEL', stream, entry)
+  return {'gone'}
+end
+if t[1] == 'running' then
+  if redis.call('EXISTS', P..':claim:'..id) == 1 then return {'held'} end
+  back(id, tk, 'lease expired (worker lost)', now, 'lease_expired')
+  t = redis.call('HMGET', tk, unpack(fields))
+end
+local attempts = tonumber(t[2] or '0')
+if attempts >= tonumber(ARGV[11]) then
+  finish(id, tk, ARGV[13], 'INFRA_ERROR', now, 'queued', false)
+  return {'gave_up', id}
+end
+if t[3] == host and tonumber(now) - tonumber(t[5] or '0') < tonumber(ARGV[8]) then
+  if (t[4] == device and (ARGV[9] == '1' or ARGV[10] == '1')) or (t[4] ~= device and ARGV[9] == '1') then return {'avoid'} end
+end
+redis.call('XCLAIM', stream, group, consumer, 0, entry, 'JUSTID')
+attempts = attempts + 1
+redis.call('SET', P..':claim:'..id, consumer..'|'..attempts, 'PX', ARGV[7])
+redis.call('HSET', tk, 'state', 'running', 'attempts', attempts, 'worker', consumer, 'host', host, 'device', device, 'started_at', now)
+move('queued', 'running')
+return {'claimed', id, redis.call('HGETALL', tk)})lua";
+
+// ARGV: id, worker, attempt, lease_ms.
+constexpr const char* kHeartbeat = R"lua(
+local id, tk = ARGV[2], P..':task:'..ARGV[2]
+if not current(id, tk, ARGV[3], ARGV[4]) then return 0 end
+redis.call('SET', P..':claim:'..id, ARGV[3]..'|'..ARGV[4], 'PX', ARGV[5])
+local t = redis.call('HMGET', tk, 'entry', 'arch')
+redis.call('XCLAIM', P..':tasks:'..t[2], t[2], ARGV[3], 0, t[1], 'JUSTID')
+return 1)lua";
+
+// ARGV: id, worker, attempt, verdict, status, now.
+constexpr const char* kComplete = R"lua(
+local id, tk = ARGV[2], P..':task:'..ARGV[2]
+if not current(id, tk, ARGV[3], ARGV[4]) then return 0 end
+finish(id, tk, ARGV[5], ARGV[6], ARGV[7], 'running', false)
+return 1)lua";
+
+// ARGV: id, worker, attempt, reason, now.
+constexpr const char* kRequeue = R"lua(
+local id, tk = ARGV[2], P..':task:'..ARGV[2]
+if not current(id, tk, ARGV[3], ARGV[4]) then return 0 end
+back(id, tk, ARGV[5], ARGV[6], 'infra_error')
+return 1)lua";
+
+// One pending entry: ARGV: entry, arch, mode (expired | worker), worker, reason, now, max_attempts,
+// gave_up_verdict. "expired": back to the queue when running without a claim (its lease passed);
+// "worker": back to the queue (or given up) when running under `worker`.
+constexpr const char* kRecover = R"lua(
+local e = redis.call('XRANGE', P..':tasks:'..ARGV[3], ARGV[2], ARGV[2])
+if #e == 0 then return 0 end
+local id = e[1][2][2]
+local tk = P..':task:'..id
+local t = redis.call('HMGET', tk, 'state', 'attempts', 'worker')
+if t[1] ~= 'running' then return 0 end
+if ARGV[4] == 'expired' then
+  if redis.call('EXISTS', P..':claim:'..id) == 1 then return 0 end
+  back(id, tk, ARGV[6], ARGV[7], 'lease_expired')
+  return 1
+end
+if t[3] ~= ARGV[5] then return 0 end
+if tonumber(t[2]) >= tonumber(ARGV[8]) then
+  finish(id, tk, ARGV[9], 'INFRA_ERROR', ARGV[7], 'running', ARGV[6])
+else
+  back(id, tk, ARGV[6], ARGV[7], 'worker_lost')
+end
+return 1)lua";
+
+// ARGV: cutoff, limit.
+constexpr const char* kExpire = R"lua(
+local ids = redis.call('ZRANGEBYSCORE', P..':done', '-inf', ARGV[2], 'LIMIT', 0, ARGV[3])
+for _, id in ipairs(ids) do
+  local tk = P..':task:'..id
+  local t = redis.call('HMGET', tk, 'status', 'client_key')
+  if t[1] then
+    redis.call('HINCRBY', P..':status', t[1], -1)
+    redis.call('HINCRBY', P..':states', 'done', -1)
+  end
+  if t[2] and t[2] ~= '' and redis.call('GET', P..':key:'..t[2]) == id then redis.call('DEL', P..':key:'..t[2]) end
+  redis.call('DEL', tk)
+  redis.call('ZREM', P..':done', id)
+end
+return #ids)lua";
+
+std::string seconds_text(double t) { return fmt::format("{:.6f}", t); }
+int64_t lease_ms(double lease_s) { return std::max<int64_t>(1, static_cast<int64_t>(lease_s * 1000.0)); }
+
+double number(const std::map<std::string, std::string>& m, const std::string& k) {
+  auto it = m.find(k);
+  if (it == m.end() || it->second.empty()) return 0;
+  try {
+    return std::stod(it->second);
+  } catch (const std::exception&) {
+    throw RedisConnectionError("task field " + k + " is not a number: '" + it->second + "'");
+  }
+}
+
+std::string text(const std::map<std::string, std::string>& m, const std::string& k) {
+  auto it = m.find(k);
+  return it == m.end() ? "" : it->second;
+}
+
+std::map<std::string, std::string> pairs(const RedisReply& r) {
+  std::map<std::string, std::string> out;
+  const auto& a = r.as_array();
+  for (std::size_t i = 0; i + 1 < a.size(); i += 2) out[a[i].as_string()] = a[i + 1].as_string();
+  return out;
+}
+
+TaskRecord task_from_hash(const std::string& id, const std::map<std::string, std::string>& h) {
+  TaskRecord t;
+  t.id = id;
+  t.state = parse_task_state(text(h, "state"));
+  t.request = ordered_json::parse(text(h, "request"));
+  if (auto v = text(h, "verdict"); !v.empty()) t.verdict = ordered_json::parse(v);
+  t.status = text(h, "status");
+  t.attempts = static_cast<int64_t>(number(h, "attempts"));
+  t.worker = text(h, "worker");
+  t.note = text(h, "note");
+  t.client = text(h, "client");
+  t.peer = text(h, "peer");
+  t.created_at = number(h, "created_at");
+  t.started_at = number(h, "started_at");
+  t.finished_at = number(h, "finished_at");
+  return t;
+}
+
+ordered_json gave_up_verdict(const std::string& message) {
+  return {{"schema", "ptxbench.verdict"}, {"schema_version", 1}, {"status", "INFRA_ERROR"}, {"message", message}};
+}
+
+RedisOptions connection_options(const QueueConfig& c) {
+  RedisOptions o = parse_redis_url(c.location);
+  if (!c.password_file.empty()) o.password = read_redis_password(c.password_file);
+  return o;
+}
+
+}  // namespace
+
+std::string redis_url_parameter(const std::string& url, const std::string& name) {
+  auto q = url.find('?');
+  if (q == std::string::npos) return "";
+  std::string found;
+  std::string rest = url.substr(q + 1);
+  std::size_t at = 0;
+  while (at <= rest.size()) {
+    std::size_t amp = rest.find('&', at);
+    std::string item = rest.substr(at, amp == std::string::npos ? std::string::npos : amp - at);
+    if (!item.empty()) {
+      auto eq = item.find('=');
+      std::string k = item.substr(0, eq), v = eq == std::string::npos ? "" : item.substr(eq + 1);
+      if (k != "prefix") throw InputError("Redis", "queue URL '" + url + "': unknown parameter '" + k + "' (known: prefix)");
+      if (k == name) found = v;
+    }
+    if (amp == std::string::npos) break;
+    at = amp + 1;
+  }
+  return found;
+}
+
+RedisTaskQueue::RedisTaskQueue(const QueueConfig& config)
+    : m_config(config),
+      m_prefix([&] {
+        std::string p = redis_url_parameter(config.location, "prefix");
+        if (p.empty()) p = "ptxbench";
+        if (!std::all_of(p.begin(), p.end(), [](unsigned char ch) { return std::isalnum(ch) || ch == '_' || ch == '-' || ch == '.'; }))
+          throw InputError("Redis", "queue prefix '" + p + "' must be letters, digits, '_', '-' or '.'");
+        return p;
+      }()),
+      m_host(config.host.empty() ? local_host_name() : config.host),
+      m_client(connection_options(config)),
+      m_stream(m_client, m_prefix + ":tasks:" + config.arch, config.arch) {
+  if (m_config.arch.empty() || m_config.arch.find_first_of(": /") != std::string::npos)
+    throw InputError("queue", "GPU arch '" + m_config.arch + "' is not a plain name like sm_90a");
+  if (m_host.find('/') != std::string::npos) throw InputError("queue", "host name '" + m_host + "' must not contain '/'");
+  m_stream.ensure_group();
+}
+
+RedisReply RedisTaskQueue::script(const std::string& body, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"EVAL", prelude() + body, "0", m_prefix};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return m_client.command(argv);
+}
+
+std::string RedisTaskQueue::consumer(const std::string& worker) const {
+  return worker.find('/') == std::string::npos ? m_host + "/" + worker : worker;
+}
+
+Enqueued RedisTaskQueue::enqueue_once(const ordered_json& request, const std::string& client_key, const Submitter& submitter,
+                                      const AdmissionLimits& limits) {
+  RedisReply r = script(kEnqueue, {new_task_id(), request.dump(), client_key, submitter.client, submitter.peer,
+                                   std::to_string(limits.max_queued), std::to_string(limits.client_quota), seconds_text(now()),
+                                   m_config.arch});
+  const auto& a = r.as_array();
+  const std::string& outcome = a.at(0).as_string();
+  const std::string& value = a.at(1).as_string();
+  if (outcome == "conflict")
+    throw InputError("queue", "idempotency key '" + client_key + "' was already used for a different request");
+  if (outcome == "existing") return {value, Admission::existing};
+  if (outcome == "over_quota") return {"", Admission::over_quota, std::stoll(value)};
+  if (outcome == "queue_full") return {"", Admission::queue_full, std::stoll(value)};
+  return {value, Admission::accepted};
+}
+
+void RedisTaskQueue::beat(const std::string& who, int device) {
+  auto t = std::chrono::steady_clock::now();
+  auto it = m_last_beat.find(who);
+  if (it != m_last_beat.end() && t - it->second < std::chrono::seconds(1)) return;
+  // Each worker says when it should count as gone: its own lease, not the reader's.
+  ordered_json b = {{"host", m_host}, {"worker", who}, {"device", device}, {"at", now()}, {"gone_after", m_config.gone_after_s}};
+  m_client.command({"HSET", m_prefix + ":beats", who, b.dump()});
+  m_last_beat[who] = t;
+}
+
+std::pair<bool, bool> RedisTaskQueue::elsewhere_healthy(int device) {
+  double t = now();
+  std::map<std::string, double> alive;       // "host/device" -> latest sign of life
+  std::map<std::string, double> gone_after;  // "host/device" -> its workers' lease
+  for (auto& [who, json] : pairs(m_client.command({"HGETALL", m_prefix + ":beats"}))) {
+    ordered_json b = ordered_json::parse(json, nullptr, false);
+    if (b.is_discarded()) continue;
+    std::string gpu = b.value("host", "") + "/" + std::to_string(b.value("device", -1));
+    alive[gpu] = std::max(alive[gpu], b.value("at", 0.0));
+    double lease = b.value("gone_after", m_config.gone_after_s);
+    gone_after[gpu] = gone_after.count(gpu) ? std::max(gone_after[gpu], lease) : lease;
+  }
+  bool other_host = false, other_device = false;
+  for (auto& [gpu, json] : pairs(m_client.command({"HGETALL", m_prefix + ":health"}))) {
+    ordered_json h = ordered_json::parse(json, nullptr, false);
+    if (h.is_discarded() || h.value("state", "") != "healthy") continue;
+    double last = std::max(alive[gpu], h.value("updated_at", 0.0));
+    auto limit = gone_after.find(gpu);
+    if (t - last > (limit != gone_after.end() ? limit->second : m_config.gone_after_s)) continue;
+    bool same_host = h.value("host", "") == m_host;
+    if (!same_host) other_host = true;
+    else if (h.value("device", -1) != device) other_device = true;
+  }
+  return {other_host, other_device};
+}
+
+std::optional<Claim> RedisTaskQueue::try_claim(const std::string& entry, const std::string& who, double lease_s, int device,
+                                               double avoid_window_s, std::pair<bool, bool> elsewhere) {
+  auto [other_host, other_device] = elsewhere;
+  ordered_json gave_up = gave_up_verdict("its workers were lost " + std::to_string(m_config.max_attempts) +
+                                         " times (killed, or their host gone); gave up after " +
+                                         std::to_string(m_config.max_attempts) + " attempts");
+  RedisReply r = script(kClaim, {entry, who, m_host, std::to_string(device), seconds_text(now()),
+                                 std::to_string(lease_ms(lease_s)), seconds_text(avoid_window_s), other_host ? "1" : "0",
+                                 other_device ? "1" : "0", std::to_string(m_config.max_attempts), m_config.arch, gave_up.dump()});
+  const auto& a = r.as_array();
+  if (a.at(0).as_string() != "claimed") return std::nullopt;
+  TaskRecord t = task_from_hash(a.at(1).as_string(), pairs(a.at(2)));
+  return Claim{t, who, t.attempts, device};
+}
+
+std::optional<Claim> RedisTaskQueue::claim(const std::string& worker, double lease_s, int device, double avoid_window_s) {
+  const std::string who = consumer(worker);
+  beat(who, device);
+  auto elsewhere = avoid_window_s > 0 ? elsewhere_healthy(device) : std::pair<bool, bool>{false, false};
+  // Tasks handed back (an infrastructure error, a lost worker) or whose lease passed: oldest first.
+  for (const auto& p : m_stream.pending_entries(100))
+    if (auto c = try_claim(p.id, who, lease_s, device, avoid_window_s, elsewhere)) return c;
+  std::vector<StreamEntry> fresh;
+  try {
+    fresh = m_stream.read_group(who, 1, 0);
+  } catch (const RedisError& e) {
+    if (e.code() != "NOGROUP") throw;
+    m_stream.ensure_group();  // a Redis that lost its data (no AOF): start the group again
+    fresh = m_stream.read_group(who, 1, 0);
+  }
+  for (const auto& e : fresh)
+    if (auto c = try_claim(e.id, who, lease_s, device, avoid_window_s, elsewhere)) return c;
+  return std::nullopt;
+}
+
+bool RedisTaskQueue::heartbeat(const Claim& c, double lease_s) {
+  beat(c.worker, c.device);
+  return script(kHeartbeat, {c.task.id, c.worker, std::to_string(c.token), std::to_string(lease_ms(lease_s))}).as_integer() == 1;
+}
+
+bool RedisTaskQueue::complete(const Claim& c, const ordered_json& verdict) {
+  const std::string status = to_string(Verdict::from_json(verdict).status);  // a malformed one is an InputError
+  return script(kComplete, {c.task.id, c.worker, std::to_string(c.token), verdict.dump(), status, seconds_text(now())})
+             .as_integer() == 1;
+}
+
+bool RedisTaskQueue::requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const ordered_json& final_verdict) {
+  if (c.token >= max_attempts) {
+    ordered_json v = final_verdict;
+    if (!v.contains("status")) v["status"] = "INFRA_ERROR";
+    return complete(c, v);
+  }
+  return script(kRequeue, {c.task.id, c.worker, std::to_string(c.token), reason, seconds_text(now())}).as_integer() == 1;
+}
+
+int64_t RedisTaskQueue::recover_expired() {
+  int64_t n = 0;
+  for (const auto& p : m_stream.pending_entries(1000))
+    n += script(kRecover, {p.id, m_config.arch, "expired", "", "lease expired (worker lost)", seconds_text(now()), "0", ""})
+             .as_integer();
+  return n;
+}
+
+int64_t RedisTaskQueue::recover_all_running(const std::string&) { return 0; }
+
+int64_t RedisTaskQueue::recover_worker(const std::string& worker, const std::string& reason, int64_t max_attempts) {
+  const std::string who = consumer(worker);
+  std::string gave_up = gave_up_verdict(reason + "; gave up after " + std::to_string(max_attempts) + " attempts").dump();
+  int64_t n = 0;
+  for (const auto& p : m_stream.pending_entries(1000, who))
+    n += script(kRecover, {p.id, m_config.arch, "worker", who, reason, seconds_text(now()), std::to_string(max_attempts), gave_up})
+             .as_integer();
+  return n;
+}
+
+QueueCounters RedisTaskQueue::counters() {
+  QueueCounters c;
+  for (auto& [key, value_text] : pairs(m_client.command({"HGETALL", m_prefix + ":counters"}))) {
+    auto bar = key.find('|');
+    if (bar == std::string::npos) continue;
+    add_counter_value(c, key.substr(0, bar), key.substr(bar + 1), std::stod(value_text));
+  }
+  return c;
+}
+
+void RedisTaskQueue::record_health(int device, const std::string& state, const ordered_json& detail) {
+  ordered_json h = {{"host", m_host}, {"device", device}, {"state", state}, {"detail", detail}, {"updated_at", now()}};
+  m_client.command({"HSET", m_prefix + ":health", m_host + "/" + std::to_string(device), h.dump()});
+}
+
+void RedisTaskQueue::clear_health() {
+  std::vector<std::string> argv = {"HDEL", m_prefix + ":health"};
+  RedisReply fields = m_client.command({"HKEYS", m_prefix + ":health"});  // named: a range-for over a temporary's member dangles
+  for (const auto& f : fields.as_array())
+    if (f.as_string().rfind(m_host + "/", 0) == 0) argv.push_back(f.as_string());
+  if (argv.size() > 2) m_client.command(argv);
+}
+
+std::map<int, ordered_json> RedisTaskQueue::health_records() {
+  std::map<int, ordered_json> out;
+  for (auto& [gpu, json] : pairs(m_client.command({"HGETALL", m_prefix + ":health"}))) {
+    ordered_json h = ordered_json::parse(json, nullptr, false);
+    if (h.is_discarded() || h.value("host", "") != m_host) continue;
+    out[h.value("device", -1)] = {{"state", h["state"]}, {"detail", h["detail"]}, {"updated_at", h["updated_at"]}};
+  }
+  return out;
+}
+
+std::vector<WorkerRecord> RedisTaskQueue::worker_records() {
+  std::map<std::string, ordered_json> health;
+  for (auto& [gpu, json] : pairs(m_client.command({"HGETALL", m_prefix + ":health"})))
+    health[gpu] = ordered_json::parse(json, nullptr, false);
+  std::vector<WorkerRecord> out;
+  double t = now();
+  for (auto& [who, json] : pairs(m_client.command({"HGETALL", m_prefix + ":beats"}))) {
+    ordered_json b = ordered_json::parse(json, nullptr, false);
+    if (b.is_discarded()) continue;
+    WorkerRecord w;
+    w.host = b.value("host", "");
+    w.worker = who;
+    w.device = b.value("device", -1);
+    w.last_heartbeat = b.value("at", 0.0);
+    auto h = health.find(w.host + "/" + std::to_string(w.device));
+    if (h != health.end() && !h->second.is_discarded()) {
+      w.state = h->second.value("state", "unknown");
+      w.detail = h->second.value("detail", ordered_json::object());
+    } else {
+      w.state = "unknown";
+    }
+    if (t - w.last_heartbeat > b.value("gone_after", m_config.gone_after_s)) w.state = "gone";
+    out.push_back(std::move(w));
+  }
+  std::sort(out.begin(), out.end(), [](const WorkerRecord& a, const WorkerRecord& b) { return a.worker < b.worker; });
+  return out;
+}
+
+std::optional<double> RedisTaskQueue::calibration(const std::string& key) {
+  RedisReply r = m_client.command({"HGET", m_prefix + ":calibration", key});
+  if (r.is_nil()) return std::nullopt;
+  return std::stod(r.as_string());
+}
+
+void RedisTaskQueue::set_calibration(const std::string& key, double us) {
+  m_client.command({"HSET", m_prefix + ":calibration", key, fmt::format("{:.17g}", us)});
+}
+
+std::optional<TaskRecord> RedisTaskQueue::get(const std::string& id) {
+  auto h = pairs(m_client.command({"HGETALL", m_prefix + ":task:" + id}));
+  if (h.empty() || !h.count("request")) return std::nullopt;
+  return task_from_hash(id, h);
+}
+
+std::map<std::string, int64_t> RedisTaskQueue::state_counts() {
+  std::map<std::string, int64_t> out = {{"queued", 0}, {"running", 0}, {"done", 0}};
+  for (auto& [state, n] : pairs(m_client.command({"HGETALL", m_prefix + ":states"}))) out[state] = std::stoll(n);
+  return out;
+}
+
+std::map<std::string, int64_t> RedisTaskQueue::status_counts() {
+  std::map<std::string, int64_t> out;
+  for (auto& [status, n] : pairs(m_client.command({"HGETALL", m_prefix + ":status"})))
+    if (std::stoll(n) > 0) out[status] = std::stoll(n);
+  return out;
+}
+
+int64_t RedisTaskQueue::expire_finished(double seconds) {
+  constexpr int64_t kBatch = 500;
+  int64_t total = 0;
+  for (;;) {
+    int64_t n = script(kExpire, {seconds_text(now() - seconds), std::to_string(kBatch)}).as_integer();
+    total += n;
+    if (n < kBatch) return total;
+  }
+}
+
+}  // namespace ptxbench

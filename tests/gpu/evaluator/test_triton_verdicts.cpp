@@ -1,0 +1,119 @@
+// Triton candidates through the real evaluator (docs/triton.md, "The GPU side"): the fixture suites
+// tests/fixtures/triton/suite.json (GEMM) and mha_fwd_suite.json (attention forward) get their
+// expected verdicts — the static ones from the checker, PASSED and INCORRECT_NUMERICAL from the
+// build pass, the shim in the sandboxed runner, the correctness trials and the timing — and the
+// Triton GEMM's runtime SASS shows wgmma (and TMA). Skipped without an sm_90a device, or where
+// $PTXBENCH_PYTHON (default python3) cannot import torch and Triton or has no shared libpython.
+// Every verdict is printed with its message; PTXBENCH_TEST_OUT=DIR keeps the verdict documents.
+#include <cstdlib>
+#include <fmt/format.h>
+
+#include "common/fs.h"
+#include "compile/python_runtime.h"
+#include "compile/triton_check.h"
+#include "definitions/catalog.h"
+#include "evaluator/evaluator.h"
+#include "gpu_test_support.h"
+#include "suite/candidate_suite.h"
+
+using namespace ptxbench;
+using ptxbench::testing::GpuTest;
+
+namespace {
+
+EvalOptions triton_test_options() {
+  EvalOptions o;
+  o.seed = 20261129;
+  // Python, torch and Triton start in every runner and under compute-sanitizer: slower than a .so.
+  o.sanitize_timeout_s = 300;
+  o.startup_timeout_s = 180;
+  o.call_timeout_s = 60;
+  return o;
+}
+
+void keep_verdict(const std::string& name, const Verdict& v) {
+  const char* out = std::getenv("PTXBENCH_TEST_OUT");
+  if (out && *out) write_file_atomic(fs::path(out) / ("triton_" + name + ".verdict.json"), v.to_json().dump(2));
+}
+
+// What a failing expectation needs to be read without the verdict file: the message, the compile
+// stage's message (the build pass's traceback), the runner's output.
+std::string explain(const Verdict& v) {
+  std::string s = "status " + to_string(v.status) + ": " + v.message;
+  if (v.stages.compile) s += "\n  compile: " + v.stages.compile->message;
+  if (v.stages.runner_output) s += "\n  runner output:\n" + *v.stages.runner_output;
+  return s;
+}
+
+class TritonVerdicts : public GpuTest {
+ protected:
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped()) return;
+    try {
+      std::string why = python_runtime(default_python_command()).missing();
+      if (!why.empty()) GTEST_SKIP() << why << " (set PTXBENCH_PYTHON to the Python with torch and Triton)";
+    } catch (const std::exception& e) {
+      GTEST_SKIP() << e.what();
+    }
+  }
+
+  void expect_suite(const std::string& file) {
+    Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
+    CandidateSuite suite = load_suite(fs::path(PTXBENCH_TEST_DATA) / "fixtures/triton" / file);
+    Evaluator evaluator(catalog, triton_test_options());
+    for (const auto& c : suite.cases) {
+      SCOPED_TRACE(c.name);
+      ASSERT_EQ(c.language, CandidateLanguage::triton);
+      Verdict v = evaluator.evaluate_source(suite.definition, "", c.source, std::nullopt, c.language);
+      keep_verdict(c.name, v);
+      fmt::print("[triton] {:<26} {:<20} {}\n", c.name, to_string(v.status), v.message.substr(0, 400));
+      std::fflush(stdout);
+      for (const auto& problem : expectation_mismatches(c.expect, v)) ADD_FAILURE() << problem << "\n" << explain(v);
+      ordered_json doc = v.to_json();
+      EXPECT_EQ(Verdict::from_json(doc).to_json(), doc) << "the typed verdict reads back what the evaluator wrote";
+      if (v.status == Status::PASSED) {
+        ASSERT_TRUE(v.environment.has_value());
+        EXPECT_EQ(v.environment->language, "triton");
+        EXPECT_TRUE(v.environment->torch.has_value());
+        EXPECT_TRUE(v.environment->triton.has_value());
+        EXPECT_GT(v.speedup.value_or(0.0), 0.0);
+        fmt::print("[triton]   {:.1f} us against {} {:.1f} us (speedup {:.3f}); Python {}, torch {}, Triton {}\n",
+                   v.candidate_us.value_or(0), v.baseline_name, v.baseline_us.value_or(0), v.speedup.value_or(0),
+                   v.environment->python.value_or("?"), v.environment->torch.value_or("?"), v.environment->triton.value_or("?"));
+      }
+    }
+  }
+};
+
+}  // namespace
+
+TEST_F(TritonVerdicts, GemmSuiteGetsItsExpectedVerdicts) { expect_suite("suite.json"); }
+
+TEST_F(TritonVerdicts, AttentionForwardSuiteGetsItsExpectedVerdicts) { expect_suite("mha_fwd_suite.json"); }
+
+// The runtime SASS of the Triton GEMM (host tensor descriptors, bf16 tl.dot 128x128x64, 8 warps):
+// its cubins hold HGMMA and UTMALDG, and the profiled call executes them; the timed calls launched
+// only the kernels Triton built for the candidate.
+TEST_F(TritonVerdicts, TheTritonGemmExecutesWgmma) {
+  Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
+  EvalOptions o = triton_test_options();
+  o.sanitize = false;  // the suite test sanitizes it; here only what runs matters
+  Evaluator evaluator(catalog, o);
+  std::string source = read_file(fs::path(PTXBENCH_TEST_DATA) / "fixtures/triton/gemm_tl_dot.py");
+  Verdict v = evaluator.evaluate_source("gemm_n7168_k5120", "", source, std::nullopt, CandidateLanguage::triton);
+  keep_verdict("gemm_tl_dot_sass", v);
+  ASSERT_EQ(v.status, Status::PASSED) << explain(v);
+  ASSERT_TRUE(v.stages.static_sass.has_value());
+  EXPECT_TRUE(v.stages.static_sass->available) << v.stages.static_sass->note;
+  EXPECT_GT(v.stages.static_sass->counts.gmma, 0) << "no HGMMA in the cubins Triton built";
+  ASSERT_TRUE(v.runtime_mechanisms.has_value()) << explain(v);
+  EXPECT_TRUE(v.runtime_mechanisms->c_gen4) << "wgmma was not executed: " << v.to_json()["stages"]["runtime_sass"].dump(2);
+  EXPECT_TRUE(v.runtime_mechanisms->d_tma) << "TMA was not executed: " << v.to_json()["stages"]["runtime_sass"].dump(2);
+  EXPECT_EQ(v.target_instruction_correct, true);
+  ASSERT_TRUE(v.stages.timing && v.stages.timing->kernels);
+  for (const auto& k : *v.stages.timing->kernels) EXPECT_EQ(k, "_gemm_abt_kernel") << "a kernel of someone else was timed";
+  fmt::print("[triton] gemm_tl_dot: {:.1f} us, {} {:.1f} us, speedup {:.3f}; coverage {}\n", v.candidate_us.value_or(0),
+             v.baseline_name, v.baseline_us.value_or(0), v.speedup.value_or(0),
+             v.tensor_core_coverage ? fmt::format("{:.3f}", *v.tensor_core_coverage) : "-");
+}
