@@ -386,6 +386,12 @@ class Checker:
             if any(self.is_jit(d) for d in node.decorator_list):
                 self.kernels.append(node.name)
                 self.kernel_nodes.add(id(node))
+                # A kernel named like the evaluator's own launches or a library's mangled C++
+                # symbol would hide among kernels that are not the candidate's (the GPU side
+                # refuses it too: triton_build.cpp, suspicious_triton_kernel_name).
+                if node.name.startswith(("ptxb_internal_", "_Z")):
+                    self.report("kernel", node, "the kernel name '" + node.name + "' is reserved "
+                                "(ptxb_internal_ is the evaluator's prefix, _Z a mangled C++ symbol's); rename it")
             else:
                 self.functions.setdefault(node.name, node)
         self.binders.reverse()  # source order, roughly: fewer rounds to the fixpoint

@@ -12,6 +12,10 @@
 
 namespace ptxbench {
 
+/// Waits until a `ptxbench serve` child (its stdout captured) prints "listening on http://HOST:PORT
+/// ...": returns that URL; "" when the child exited or `timeout_s` passed first.
+std::string wait_for_serve_url(ChildProcess& serve, double timeout_s);
+
 class LocalService {
  public:
   /// Starts `<ptxbench> serve --listen LISTEN --db DB ARGS...` and waits (up to `start_timeout_s`)

@@ -10,6 +10,7 @@
 
 #include "common/error.h"
 #include "helpers/redis_server.h"
+#include "service/local_service.h"
 
 namespace ptxbench::fakes {
 namespace {
@@ -95,18 +96,8 @@ FrontService::FrontService(const RedisQueueAccess& queue, const std::vector<std:
   spec.output_cap_bytes = 1 << 20;
   spec.die_with_parent = true;
   m_child = std::make_unique<ChildProcess>(spec);
-  // As LocalService: serve prints "listening on http://HOST:PORT ..." once it accepts requests.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(start_timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::string out = m_child->stdout_capture().text;
-    auto pos = out.find("http://");
-    if (pos != std::string::npos && out.find_first_of(" \n", pos) != std::string::npos) {
-      m_url = out.substr(pos, out.find_first_of(" \n", pos) - pos);
-      return;
-    }
-    if (m_child->poll_exit()) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  m_url = wait_for_serve_url(*m_child, start_timeout_s);
+  if (!m_url.empty()) return;
   std::string argv;
   for (const auto& a : spec.argv) argv += " " + a;
   std::optional<ExitStatus> exit = m_child->poll_exit();
