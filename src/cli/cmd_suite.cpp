@@ -23,16 +23,6 @@ struct Args {
   bool json = false;  ///< materialize --json
 };
 
-// `suite load` submits to the service, whose requests carry no language yet: a suite that holds
-// Triton candidates is refused there, never submitted as CUDA. `suite run` evaluates them locally.
-void refuse_triton(const CandidateSuite& suite, const std::string& file) {
-  for (const auto& c : suite.cases)
-    if (c.language != CandidateLanguage::cuda)
-      throw InputError("suite", file + ": case '" + c.name + "' is a " + to_string(c.language) +
-                                    " candidate; `suite load` submits CUDA candidates only (the service's requests name "
-                                    "no language yet); evaluate it with `ptxbench suite run`");
-}
-
 int run_suite(const Args& a) {
   CandidateSuite suite = load_suite(a.suite);
   Catalog catalog = Catalog::load(data_root());
@@ -68,7 +58,6 @@ int run_suite_load(LoadArgs& a) {
   std::vector<LoadCase> cases;
   for (const auto& file : a.suites) {
     CandidateSuite suite = load_suite(file);
-    refuse_triton(suite, file);
     for (auto& c : suite.cases) cases.push_back({suite.definition, std::move(c)});
   }
   a.load.client = service_client_options(a.token_file);

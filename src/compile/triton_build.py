@@ -63,6 +63,24 @@ def cached_kernels(cache_dir):
     return kernels
 
 
+def pin_platform_key():
+    # Triton names the cache entries of its C modules (cuda_utils, launchers) by
+    # platform.architecture(sys.executable), which runs `file` on the interpreter: a venv's symlink
+    # here, the system's binary in the runner's embedded interpreter. Both sides pin one key
+    # instead (the shim, src/runner/triton_shim.cpp, does the same), so the runner finds what was built.
+    import importlib
+    import platform
+    import struct
+    key = ",".join([platform.machine(), platform.system(), "%dbit" % (struct.calcsize("P") * 8), "ELF"])
+    for name in ("triton.runtime.build", "triton.backends.nvidia.driver"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if callable(getattr(module, "platform_key", None)):
+            module.platform_key = lambda: key
+
+
 def main():
     folder, spec_path = sys.argv[1], sys.argv[2]
     device_index = int(sys.argv[3]) if len(sys.argv) > 3 else 0
@@ -75,6 +93,7 @@ def main():
         doc["infra"] = True
         report(doc)
         return
+    pin_platform_key()
     doc["torch"] = torch.__version__
     doc["triton"] = triton.__version__
     try:

@@ -76,6 +76,8 @@ struct Evaluator::Context {
   std::map<std::string, std::vector<MmaShape>> mma_shapes;  ///< per kernel, from the static listing
   uint64_t next_call = 0;                      ///< the runner's call numbers
   bool triton = false;            ///< a Triton candidate: c.library is its shim (docs/triton.md)
+  bool build_only = false;        ///< stop after the Triton build pass (build_triton_source)
+  bool built = false;             ///< with build_only: every step passed
   std::string triton_source;      ///< its checked source, for the build pass
   std::vector<fs::path> python_dirs;  ///< what its runners must see of the Python that runs it
 
@@ -395,6 +397,18 @@ bool Evaluator::stage_triton_build(Context& c) {
   return true;
 }
 
+TritonBuildOnly Evaluator::build_triton_source(const std::string& definition, const std::string& workload,
+                                               const std::string& source) {
+  auto start = std::chrono::steady_clock::now();
+  Context c;
+  begin(c, definition, workload, std::nullopt);
+  c.build_only = true;
+  TritonBuildOnly out{false, check_triton(c, source) ? run_stages(c) : c.v};
+  out.built = c.built;
+  out.verdict.wall_seconds = seconds_since(start);
+  return out;
+}
+
 Verdict Evaluator::evaluate_trusted_library(const std::string& definition, const std::string& workload,
                                             const fs::path& library) {
   auto start = std::chrono::steady_clock::now();
@@ -438,6 +452,11 @@ Verdict Evaluator::run_stages(Context& c) {
     if (c.triton) {  // the build pass runs the candidate on the GPU: untimed, shared
       GpuLock::Hold shared = gpu_lock.acquire(GpuLock::Mode::shared);
       if (!stage_triton_build(c)) return c.v;
+      if (c.build_only) {
+        c.built = true;
+        c.v.message = "built: the static checks and the build pass passed; not evaluated";
+        return c.v;
+      }
     }
     // Each stage's wall time, and its wait for the locks, go into its section (where the
     // service's time goes).

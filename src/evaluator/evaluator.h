@@ -28,6 +28,14 @@ namespace ptxbench {
 
 struct RunnerLaunch;
 
+/// What Evaluator::build_triton_source did: `built` when the static checks and the build pass
+/// passed; the verdict's compile and static_sass sections hold the result, and its status and
+/// message say what failed (a built candidate's verdict is no evaluation: its status means nothing).
+struct TritonBuildOnly {
+  bool built = false;
+  Verdict verdict;
+};
+
 class Evaluator {
  public:
   Evaluator(const Catalog& catalog, EvalOptions options);
@@ -40,6 +48,11 @@ class Evaluator {
   Verdict evaluate_source(const std::string& definition, const std::string& workload, const std::string& source,
                           const std::optional<EvalOptions>& options = std::nullopt,
                           CandidateLanguage language = CandidateLanguage::cuda);
+
+  /// A Triton candidate's compile stage as an evaluation runs it on this GPU host: the static
+  /// checks, the build pass on the workload's tensors (Triton compiles every kernel for the GPU),
+  /// the static SASS of the cubins; nothing runs after it (`ptxbench compile FILE.py --definition D`).
+  TritonBuildOnly build_triton_source(const std::string& definition, const std::string& workload, const std::string& source);
 
   /// Evaluates a trusted prebuilt library (the A/A self-test): no compile stage, no kernel-origin check.
   Verdict evaluate_trusted_library(const std::string& definition, const std::string& workload,

@@ -154,12 +154,45 @@ def _is_cache_miss(exc):
     return False
 
 
+def _cache_summary():
+    # What a miss needs to be understood: Triton's platform key and the C modules the cache holds.
+    try:
+        from triton.runtime import build
+        key = build.platform_key()
+    except Exception as e:
+        key = "? (" + repr(e)[:80] + ")"
+    modules = []
+    cache = _state.get("cache_dir") or ""
+    try:
+        for entry in sorted(os.listdir(cache)):
+            for name in sorted(os.listdir(os.path.join(cache, entry))):
+                if name.endswith(".so"):
+                    modules.append(entry[:12] + "/" + name)
+    except OSError as e:
+        modules.append("unreadable: " + repr(e)[:120])
+    where = "?"
+    try:
+        import base64, hashlib
+        from triton import knobs
+        from triton.backends.nvidia import driver
+        with open(os.path.join(os.path.dirname(os.path.realpath(driver.__file__)), "driver.c"), "rb") as fh:
+            raw = fh.read()
+        expected = base64.b32encode(hashlib.sha256(raw + str(key).encode()).digest()).decode()[:12]
+        where = "Triton's cache dir " + str(knobs.cache.dir) + ", cuda_utils expected under " + expected + \
+                ", encoding " + sys.getfilesystemencoding() + "/" + __import__("locale").getpreferredencoding(False)
+    except Exception as e:
+        where = "? (" + repr(e)[:120] + ")"
+    return ("platform key " + str(key) + "; " + where + "; C modules in the cache: " + (", ".join(modules[:8]) or "none"))
+
+
 def _guard_compilation():
     # From now on nothing may compile or start a process: the cache holds every kernel and launcher.
     import subprocess
 
     def _no_child(self, *args, **kwargs):
-        raise TritonCacheMiss(_miss_message("start a process (" + repr(args[0] if args else "?")[:200] + ")"))
+        raise TritonCacheMiss(_miss_message("start a process (" + repr(args[0] if args else "?")[:200] + ")") +
+                              " (TRITON_LIBCUDA_PATH: " + (os.environ.get("TRITON_LIBCUDA_PATH") or "unset") +
+                              "; " + _cache_summary() + ")")
 
     subprocess.Popen._execute_child = _no_child
     try:
@@ -171,6 +204,41 @@ def _guard_compilation():
         CUDABackend.add_stages = _no_stages
     except Exception:
         pass
+
+
+def _loaded_libcuda_dir():
+    # The folder of the libcuda.so.1 this process loaded (torch started the driver): what Triton's
+    # own search would find with ldconfig, which it must not start under the filter.
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                fields = line.split(None, 5)
+                path = fields[5].strip() if len(fields) == 6 else ""
+                if os.path.basename(path).startswith("libcuda.so"):
+                    folder = os.path.dirname(path)
+                    if os.path.exists(os.path.join(folder, "libcuda.so.1")):
+                        return folder
+    except OSError:
+        pass
+    return ""
+
+
+def _pin_platform_key():
+    # Triton names the cache entries of its C modules (cuda_utils, launchers) by
+    # platform.architecture(sys.executable), which runs `file` on the interpreter: a venv's symlink
+    # here, the system's binary in the runner's embedded interpreter. Both sides pin one key
+    # instead (src/compile/triton_build.py does the same), so the runner finds what was built.
+    import importlib
+    import platform
+    import struct
+    key = ",".join([platform.machine(), platform.system(), "%dbit" % (struct.calcsize("P") * 8), "ELF"])
+    for name in ("triton.runtime.build", "triton.backends.nvidia.driver"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if callable(getattr(module, "platform_key", None)):
+            module.platform_key = lambda: key
 
 
 def _warm(name, fn, notes):
@@ -187,6 +255,10 @@ def prepare(config_text, device, folder):
         _state["cache_dir"] = os.path.join(folder, "triton_cache")
         _state["device"] = device
         sys.path[:] = [p for p in cfg["sys_path"] if p]
+        # The interpreter the build pass ran: Triton's cache names of its C modules hash
+        # platform.architecture(sys.executable), and an embedded interpreter names the system's.
+        if cfg.get("python"):
+            sys.executable = cfg["python"]
         keep = {k: os.environ[k] for k in ("PATH", "LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER",
                                             "HOME", "TMPDIR") if k in os.environ}
         os.environ.clear()
@@ -203,6 +275,14 @@ def prepare(config_text, device, folder):
         import triton
     except Exception:
         return _text("import triton failed: ")
+    # Triton's settings, set on its knobs too: on the H200 host Triton 3.6 in this embedded
+    # interpreter kept its default cache (~/.triton/cache) although TRITON_CACHE_DIR was set.
+    knobs = getattr(triton, "knobs", None)
+    if knobs is not None:
+        try:
+            knobs.cache.dir = _state["cache_dir"]
+        except Exception:
+            return _text("Triton's settings could not be set: ")
     _state["torch"] = torch
     _state["versions"] = {"python": "%d.%d.%d" % sys.version_info[:3], "torch": getattr(torch, "__version__", "?"),
                           "triton": getattr(triton, "__version__", "?")}
@@ -210,6 +290,29 @@ def prepare(config_text, device, folder):
     cuda = getattr(torch, "cuda", None)
     _warm("torch.cuda.init", lambda: cuda.init(), notes)
     _warm("torch.cuda.set_device", lambda: cuda.set_device(device), notes)
+    # Where the configuration names no libcuda folder (the evaluator could not tell), the one this
+    # process loaded; then Triton's lookup runs now, before the filter (it keeps its answer).
+    if not os.environ.get("TRITON_LIBCUDA_PATH"):
+        found = _loaded_libcuda_dir()
+        if found:
+            os.environ["TRITON_LIBCUDA_PATH"] = found
+    if knobs is not None and os.environ.get("TRITON_LIBCUDA_PATH"):
+        _warm("Triton's libcuda setting", lambda: setattr(knobs.nvidia, "libcuda_path", os.environ["TRITON_LIBCUDA_PATH"]), notes)
+
+    # Triton's cached host lookups that start processes (ldconfig; `file` on the interpreter for the
+    # platform key of its C modules' cache names): run now, before the filter, with the same answers
+    # as in the build pass, so that the first call finds them.
+    _warm("the platform key", _pin_platform_key, notes)
+    import importlib
+    for module, names in (("triton.runtime.build", ("platform_key",)),
+                          ("triton.backends.nvidia.driver", ("platform_key", "libcuda_dirs", "library_dirs"))):
+        try:
+            m = importlib.import_module(module)
+        except ImportError:
+            continue
+        for name in names:
+            if callable(getattr(m, name, None)):
+                _warm(module + "." + name, getattr(m, name), notes)
 
     # Triton's driver is not started here: it loads cuda_utils from the candidate's cache folder,
     # which the candidate's build pass could write, so it starts at the first call, under the

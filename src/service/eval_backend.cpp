@@ -78,7 +78,9 @@ Verdict FakeEvalBackend::evaluate(const EvalRequest& r) {
   }
   Verdict v;
   v.status = parse_status(status.empty() ? "PASSED" : status).value_or(Status::INFRA_ERROR);
-  v.message = "fake evaluation on device " + std::to_string(m_device) + " (no GPU used)";
+  // The language the request named, so that tests see it reach the backend.
+  v.message = "fake evaluation of a " + to_string(r.language) + " candidate on device " + std::to_string(m_device) +
+              " (no GPU used)";
   if (std::string speedup = marker(r.source, "PTXB_FAKE_SPEEDUP"); !speedup.empty() && v.status == Status::PASSED) {
     v.speedup = std::stod(speedup);
     v.target_instruction_correct = true;

@@ -90,6 +90,8 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
       r.definition = lc.definition;
       r.expected = to_string(lc.c.expect.status);
       ordered_json body = {{"definition", lc.definition}, {"source", lc.c.source}};
+      // A CUDA request names no language, as before the field existed (docs/service.md).
+      if (lc.c.language != CandidateLanguage::cuda) body["language"] = to_string(lc.c.language);
       if (!o.workload.empty()) body["workload"] = o.workload;
       if (!o.options.empty()) body["options"] = o.options;
       try {

@@ -206,16 +206,34 @@ TEST_F(Cli, DocsAreTheHelpOfEveryCommand) {
   EXPECT_EQ(headings, expected_headings) << "docs/cli.md's command headings differ from the binary's commands" << fix;
 }
 
-// Triton suites (docs/triton.md): `suite materialize` writes their cases as .py files, and
-// `suite load`, whose service requests carry no language yet, refuses them instead of submitting
-// them as CUDA (`suite run` evaluates them: the GPU test TritonVerdicts.* does).
-TEST_F(Cli, TritonSuitesMaterializeAsPythonAndLoadRefusesThem) {
+// Triton suites (docs/triton.md): `suite materialize` writes their cases as .py files (`suite load`
+// submits them with their language: ServiceTest.LoadSendsEachCasesLanguage).
+TEST_F(Cli, TritonSuitesMaterializeAsPython) {
   TempDir dir("cli-triton");
   const std::string suite = std::string(PTXBENCH_TEST_DATA) + "/fixtures/triton/suite.json";
   ordered_json written = json_document({"suite", "materialize", suite, (dir.path() / "cases").string(), "--json"});
   ASSERT_GE(written.size(), 10u);
   for (const auto& w : written) EXPECT_EQ(fs::path(w["file"].get<std::string>()).extension(), ".py") << w.dump();
-  ProcessResult r = expect_exit({"suite", "load", suite, "--service", "http://127.0.0.1:9", "--count", "1"}, 2);
-  EXPECT_TRUE(contains(r.err.text, "is a triton candidate")) << r.err.text;
-  EXPECT_TRUE(contains(r.err.text, "ptxbench suite run")) << r.err.text;
+}
+
+// `compile FILE.py --definition D` says why it ran no build pass where it cannot (no Triton, no
+// GPU: the GPU test TritonVerdicts.TheBuildPassAloneCompilesTheKernelsForTheGpu builds); a failed
+// static check runs none either way.
+TEST_F(Cli, TritonCompileSaysWhyNoBuildPassRan) {
+  const std::string dir = std::string(PTXBENCH_TEST_DATA) + "/fixtures/triton/";
+  ordered_json ok = json_document({"compile", dir + "gemm_tl_dot.py", "--definition", "gemm_n7168_k5120", "--json"});
+  EXPECT_EQ(ok["status"], "ok") << ok.dump(2);
+  ASSERT_TRUE(ok.contains("triton_build")) << ok.dump(2);
+  if (!ok["triton_build"]["built"].get<bool>()) {
+    EXPECT_FALSE(ok["triton_build"]["skipped"].get<std::string>().empty()) << ok.dump(2);
+  } else {
+    EXPECT_GT(ok["triton_build"]["static_sass"]["counts"]["gmma"].get<int>(), 0) << ok.dump(2);
+  }
+  ProcessResult banned = expect_exit({"compile", dir + "gemm_torch_matmul.py", "--definition", "gemm_n7168_k5120", "--json"}, 1);
+  ordered_json b = ordered_json::parse(banned.out.text);
+  EXPECT_EQ(b["status"], "banned_api");
+  EXPECT_EQ(b["triton_build"]["skipped"], "the static checks failed");
+  ProcessResult cuda = expect_exit({"compile", std::string(PTXBENCH_SOURCE_DIR) + "/knowledge/hopper/experts/gemm_n7168_k5120.cu",
+                                    "--workload", "M=256"}, 2);
+  EXPECT_TRUE(contains(cuda.err.text, "apply to Triton")) << cuda.err.text;
 }

@@ -51,13 +51,14 @@ struct Shim {
 
 // An artifact folder as the build pass leaves it: candidate.py, the shim as candidate.so, and
 // triton_runtime.json for this host's Python (with `extra_path` first on sys.path).
-Shim make_artifact(const fs::path& dir, const std::string& candidate, const std::string& extra_path) {
+Shim make_artifact(const fs::path& dir, const std::string& candidate, const std::string& extra_path,
+                   const std::string& libcuda_dir = "") {
   fs::create_directories(dir / "triton_cache");
   write_file_atomic(dir / "candidate.py", candidate);
   fs::copy_file(kShim, dir / "candidate.so", fs::copy_options::overwrite_existing);
   PythonRuntime rt = python_runtime(default_python_command());
   if (!extra_path.empty()) rt.sys_path.insert(rt.sys_path.begin(), extra_path);
-  write_file_atomic(dir / "triton_runtime.json", triton_runtime_config(rt, "").dump(2));
+  write_file_atomic(dir / "triton_runtime.json", triton_runtime_config(rt, libcuda_dir).dump(2));
   Shim s;
   // A copy per folder: each is its own library (its own state), as in one runner per candidate.
   s.handle = dlopen((dir / "candidate.so").c_str(), RTLD_NOW | RTLD_LOCAL);
@@ -197,19 +198,27 @@ TEST(TritonShim, NoTorchIsAClearErrorThenACandidateRunsWithStandInModules) {
   fs::create_directories(stubs / "triton");
   write_file_atomic(stubs / "torch" / "__init__.py", kStubTorch);
   write_file_atomic(stubs / "triton" / "__init__.py", "__version__ = \"0.0-stub\"\n");
+  // Triton's driver module as far as the shim's warm-up uses it: what its libcuda lookup saw.
+  fs::create_directories(stubs / "triton" / "backends" / "nvidia");
+  write_file_atomic(stubs / "triton" / "backends" / "__init__.py", "");
+  write_file_atomic(stubs / "triton" / "backends" / "nvidia" / "__init__.py", "");
+  write_file_atomic(stubs / "triton" / "backends" / "nvidia" / "driver.py",
+                    "import os\nseen = []\ndef libcuda_dirs():\n    seen.append(os.environ.get('TRITON_LIBCUDA_PATH'))\n"
+                    "    return [seen[-1]]\n");
 
   const std::string candidate =
       "import torch\n"
+      "from triton.backends.nvidia import driver\n"
       "calls = []\n"
       "def run(A, B, C):\n"
       "    calls.append((A, B, C))\n"
       "    if len(calls) == 2:\n"
-      "        raise ValueError('second call saw %s' % (C,))\n"
+      "        raise ValueError('second call saw %s; libcuda lookups %s' % (C, driver.seen))\n"
       "    if len(calls) == 3:\n"
       "        import subprocess\n"
       "        subprocess.run(['true'])\n";
   fs::path folder = tmp.path() / "stub";
-  Shim s = make_artifact(folder, candidate, stubs.string());
+  Shim s = make_artifact(folder, candidate, stubs.string(), "/opt/libcuda-of-the-config");
   ASSERT_EQ(s.prepare(0, args, 3, stream), 0) << s.last_error();
   EXPECT_NE(std::string(s.versions()).find("0.0-stub"), std::string::npos) << s.versions();
   ASSERT_EQ(s.load(), 0) << s.last_error();
@@ -220,7 +229,9 @@ TEST(TritonShim, NoTorchIsAClearErrorThenACandidateRunsWithStandInModules) {
   err = s.last_error();
   EXPECT_NE(err.find("run raised an exception"), std::string::npos) << err;
   EXPECT_NE(err.find("ValueError: second call saw view3"), std::string::npos) << err;
-  EXPECT_NE(err.find("File \"candidate.py\", line 6"), std::string::npos) << err;
+  // Triton's libcuda lookup ran once, in prepare (before the filter), with the configured folder.
+  EXPECT_NE(err.find("libcuda lookups ['/opt/libcuda-of-the-config']"), std::string::npos) << err;
+  EXPECT_NE(err.find("File \"candidate.py\", line 7"), std::string::npos) << err;
   EXPECT_EQ(err.find(folder.string()), std::string::npos) << "the host path is cut out: " << err;
 
   // Starting a process (what Triton does when it must compile) is refused with a clear message.
@@ -228,6 +239,7 @@ TEST(TritonShim, NoTorchIsAClearErrorThenACandidateRunsWithStandInModules) {
   err = s.last_error();
   EXPECT_NE(err.find("Triton cache miss"), std::string::npos) << err;
   EXPECT_NE(err.find("build pass"), std::string::npos) << err;
+  EXPECT_NE(err.find("TRITON_LIBCUDA_PATH: /opt/libcuda-of-the-config"), std::string::npos) << err;
 }
 
 TEST(TritonShim, ACandidateThatFailsToImportSaysWhere) {

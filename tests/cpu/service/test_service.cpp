@@ -371,6 +371,31 @@ TEST_F(ServiceTest, LoadDriverFindsAWrongVerdict) {
   EXPECT_EQ(s["by_status"]["TIMEOUT"]["count"], 3);
 }
 
+// `suite load` sends a Triton case's language with its source (a CUDA case names none), and the
+// service's backend evaluates it as Triton.
+TEST_F(ServiceTest, LoadSendsEachCasesLanguage) {
+  ServiceProcess service(db(), 1);
+  LoadCase triton = fake_case("triton_case", "# PTXB_FAKE_SECONDS=0.02\ndef run(A, B, C):\n    pass\n", "PASSED");
+  triton.c.language = CandidateLanguage::triton;
+  std::vector<LoadCase> cases = {triton, fake_case("cuda_case", "// PTXB_FAKE_SECONDS=0.02", "PASSED")};
+  LoadOptions o;
+  o.service = service.url();
+  o.count = 4;
+  o.clients = 2;
+  LoadReport r = run_load(cases, o);
+  ASSERT_TRUE(r.all_as_expected()) << r.summary().dump(2);
+  ServiceClient client(service.url());
+  int seen = 0;
+  for (const auto& rec : r.records) {
+    ordered_json task = ordered_json::parse(client.request("GET", "/v1/evaluations/" + rec.id).body);
+    const std::string message = task["verdict"]["message"].get<std::string>();
+    const std::string language = rec.case_name == "triton_case" ? "triton" : "cuda";
+    EXPECT_NE(message.find("fake evaluation of a " + language + " candidate"), std::string::npos) << rec.case_name << ": " << message;
+    ++seen;
+  }
+  EXPECT_EQ(seen, 4);
+}
+
 TEST_F(ServiceTest, LoadAcrossAKillAndRestartOfTheServiceLosesAndDuplicatesNothing) {
   std::string listen = "127.0.0.1:" + std::to_string(free_port());
   auto service = std::make_unique<ServiceProcess>(db(), 2, 3, std::vector<std::string>{}, listen);

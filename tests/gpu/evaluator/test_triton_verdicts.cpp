@@ -117,3 +117,26 @@ TEST_F(TritonVerdicts, TheTritonGemmExecutesWgmma) {
              v.baseline_name, v.baseline_us.value_or(0), v.speedup.value_or(0),
              v.tensor_core_coverage ? fmt::format("{:.3f}", *v.tensor_core_coverage) : "-");
 }
+
+// The build pass alone (`ptxbench compile FILE.py --definition D` on a GPU host): Triton compiles
+// the GEMM's kernel for this GPU, the cubin's static SASS holds HGMMA and TMA, nothing is evaluated;
+// a candidate that fails in the build pass is not "built" and its verdict says why.
+TEST_F(TritonVerdicts, TheBuildPassAloneCompilesTheKernelsForTheGpu) {
+  Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
+  Evaluator evaluator(catalog, triton_test_options());
+  std::string source = read_file(fs::path(PTXBENCH_TEST_DATA) / "fixtures/triton/gemm_tl_dot.py");
+  TritonBuildOnly b = evaluator.build_triton_source("gemm_n7168_k5120", "", source);
+  ASSERT_TRUE(b.built) << explain(b.verdict);
+  ASSERT_TRUE(b.verdict.stages.static_sass.has_value());
+  EXPECT_GT(b.verdict.stages.static_sass->counts.gmma, 0);
+  EXPECT_GT(b.verdict.stages.static_sass->counts.tma, 0);
+  EXPECT_FALSE(b.verdict.stages.correctness.has_value()) << "the build pass alone ran the correctness stage";
+  EXPECT_FALSE(b.verdict.stages.timing.has_value());
+  std::string raises = source;
+  const std::string entry = "def run(A, B, C):\n";
+  ASSERT_NE(raises.find(entry), std::string::npos);
+  raises.insert(raises.find(entry) + entry.size(), "    raise ValueError('no kernel today')\n");
+  TritonBuildOnly failed = evaluator.build_triton_source("gemm_n7168_k5120", "", raises);
+  EXPECT_FALSE(failed.built);
+  EXPECT_NE(failed.verdict.message.find("no kernel today"), std::string::npos) << explain(failed.verdict);
+}
