@@ -147,27 +147,16 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
         ordered_json t;
         try {
           t = m_service.wait_done(task, m_config.eval_timeout_s);
-        } catch (const Error& e) {
+        } catch (const Error&) {
           // An unknown task (expired from the service's queue, a new queue): submit it again.
-          HttpResult probe = m_service.request("GET", "/v1/evaluations/" + task, "", 30);
-          if (probe.status != 404) throw;
+          if (!m_service.forgot(task)) throw;
           ordered_json body = evaluation_request(key, *rp.last->candidate_source, m_config);
           std::string idem = m_run_id + ":" + std::to_string(id) + ":" + std::to_string(turn) + ":" +
                              std::to_string(rp.last->submissions + 1);
           m_store.record_resubmission(id, turn, task, m_service.submit(body, idem));
           break;
         }
-        // A task the service finished without a verdict document carries only its status.
-        ordered_json document;
-        if (t.contains("verdict") && t["verdict"].is_object()) {
-          document = t["verdict"];
-        } else {
-          Verdict bare;
-          bare.status = parse_status(t.value("status", "INFRA_ERROR")).value_or(Status::INFRA_ERROR);
-          bare.message = "the evaluation service returned no verdict";
-          document = bare.to_json();
-        }
-        Verdict verdict = m_store.record_verdict(id, turn, task, document);
+        Verdict verdict = m_store.record_verdict(id, turn, task, ServiceClient::verdict_document(t));
         emit(turn, TurnPhase::verdict, to_string(verdict.status));
         break;
       }

@@ -186,25 +186,14 @@ void TrajectorySession::settle(const ProgressFn& progress) {
           t = await(task, progress);
         } catch (const Error&) {
           // An unknown task (expired from the service's queue, a new queue): submit it again.
-          HttpResult probe = m_service.request("GET", "/v1/evaluations/" + task, "", 30);
-          if (probe.status != 404) throw;
+          if (!m_service.forgot(task)) throw;
           const std::string& source = *rp.last->candidate_source;
           m_store.record_resubmission(id, turn, task,
                                       m_service.submit(request_body(source),
                                                        idempotency_key(turn, source, rp.last->submissions + 1)));
           break;
         }
-        // A task the service finished without a verdict document carries only its status.
-        ordered_json document;
-        if (t.contains("verdict") && t["verdict"].is_object()) {
-          document = t["verdict"];
-        } else {
-          Verdict bare;
-          bare.status = parse_status(t.value("status", "INFRA_ERROR")).value_or(Status::INFRA_ERROR);
-          bare.message = "the evaluation service returned no verdict";
-          document = bare.to_json();
-        }
-        m_store.record_verdict(id, turn, task, document);
+        m_store.record_verdict(id, turn, task, ServiceClient::verdict_document(t));
         break;
       }
       case NextAction::feedback_or_complete: {

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "service/access_token.h"
+#include "verdict/verdict.h"
 #include "service/service_api.h"
 
 namespace ptxbench {
@@ -159,6 +160,18 @@ ordered_json ServiceClient::wait_done(const std::string& id, double timeout_s) c
     ordered_json t = get(id, std::min(left, 30.0));
     if (t.value("state", "") == "done") return t;
   }
+}
+
+bool ServiceClient::forgot(const std::string& id) const {
+  return request("GET", "/v1/evaluations/" + id, "", 30).status == 404;
+}
+
+ordered_json ServiceClient::verdict_document(const ordered_json& task) {
+  if (task.contains("verdict") && task["verdict"].is_object()) return task["verdict"];
+  Verdict bare;
+  bare.status = parse_status(task.value("status", "INFRA_ERROR")).value_or(Status::INFRA_ERROR);
+  bare.message = "the evaluation service returned no verdict";
+  return bare.to_json();
 }
 
 void ServiceClient::require_definitions(const std::vector<std::string>& wanted, const std::string& who) const {

@@ -55,6 +55,12 @@ class ServiceClient {
   ordered_json get(const std::string& id, double wait_s = 0) const;
   /// Long-polls until the task is done or `timeout_s` passes (then throws Error).
   ordered_json wait_done(const std::string& id, double timeout_s) const;
+  /// Whether the service no longer knows task `id` (404: expired from its queue, a new queue): the
+  /// caller submits its request again. Other answers are false; an unreachable service throws.
+  bool forgot(const std::string& id) const;
+  /// The verdict document of a done task; a task finished without one (only its status) gets a
+  /// bare verdict of that status saying so.
+  static ordered_json verdict_document(const ordered_json& task);
   /// GET /v1/definitions: the definitions the service knows.
   ordered_json definitions() const;
   /// Fails before any work when the service is away, refuses our token (AccessDenied, as is) or

@@ -559,7 +559,7 @@ TEST(TritonFixtures, FilesOutsideTheSuitesCheckAsTheirHeadersSay) {
   std::vector<fs::path> files;
   for (const auto& e : fs::directory_iterator(fixtures()))
     if (e.path().extension() == ".py") files.push_back(e.path());
-  ASSERT_GE(files.size(), 8u);
+  ASSERT_GE(files.size(), 7u);
   for (const auto& p : files) {
     std::string text = read_file(p);
     CompileResult r = checker().check(text);

@@ -371,6 +371,25 @@ TEST_F(ServiceTest, LoadDriverFindsAWrongVerdict) {
   EXPECT_EQ(s["by_status"]["TIMEOUT"]["count"], 3);
 }
 
+// What the agent and the MCP trajectories do with a task: a task the service no longer knows is
+// "forgotten" (then they submit again), a known one is not; a done task's verdict document is its
+// verdict, or a bare one of its status when it came without one.
+TEST_F(ServiceTest, AClientTellsAForgottenTaskAndReadsAVerdictDocument) {
+  ServiceProcess service(db(), 1);
+  ServiceClient client(service.url());
+  std::string id = client.submit({{"definition", "gemm_n7168_k5120"}, {"source", "// PTXB_FAKE_SECONDS=0.01"}});
+  ordered_json done = client.wait_done(id, 30);
+  EXPECT_FALSE(client.forgot(id));
+  EXPECT_TRUE(client.forgot("0123456789abcdef0123456789abcdef"));
+  ordered_json doc = ServiceClient::verdict_document(done);
+  EXPECT_EQ(doc["status"], "PASSED");
+  EXPECT_EQ(doc, done["verdict"]);
+  ordered_json bare = ServiceClient::verdict_document({{"state", "done"}, {"status", "TIMEOUT"}});
+  EXPECT_EQ(bare["status"], "TIMEOUT");
+  EXPECT_NE(bare["message"].get<std::string>().find("returned no verdict"), std::string::npos);
+  EXPECT_EQ(ServiceClient::verdict_document({{"state", "done"}})["status"], "INFRA_ERROR");
+}
+
 // `suite load` sends a Triton case's language with its source (a CUDA case names none), and the
 // service's backend evaluates it as Triton.
 TEST_F(ServiceTest, LoadSendsEachCasesLanguage) {
