@@ -112,40 +112,50 @@ counter('submissions', 'accepted', 1)
 return {'accepted', id})lua";
 
 // ARGV: entry, consumer, host, device, now, lease_ms, avoid_window_s, other_host_ok, other_device_ok,
-// max_attempts, arch, gave_up_verdict.
+// max_attempts, arch, gave_up_verdict. An empty entry: the pending entries (handed back, or held by
+// a worker whose lease may have passed), oldest first, tried in this one call (a poll costs one
+// round trip however many tasks are running); {'none'} when none could be claimed.
 constexpr const char* kClaim = R"lua(
-local entry, consumer, host, device, now = ARGV[2], ARGV[3], ARGV[4], ARGV[5], ARGV[6]
+local consumer, host, device, now = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local stream, group = P..':tasks:'..ARGV[12], ARGV[12]
-local e = redis.call('XRANGE', stream, entry, entry)
-if #e == 0 then redis.call('XACK', stream, group, entry) return {'gone'} end
-local id = e[1][2][2]
-local tk = P..':task:'..id
 local fields = {'state', 'attempts', 'avoid_host', 'avoid_device', 'requeued_at', 'entry'}
-local t = redis.call('HMGET', tk, unpack(fields))
-if not t[1] or t[1] == 'done' or t[6] ~= entry then
-  redis.call('XACK', stream, group, entry)
-  redis.call('XDEL', stream, entry)
-  return {'gone'}
+local function try(entry)
+  local e = redis.call('XRANGE', stream, entry, entry)
+  if #e == 0 then redis.call('XACK', stream, group, entry) return {'gone'} end
+  local id = e[1][2][2]
+  local tk = P..':task:'..id
+  local t = redis.call('HMGET', tk, unpack(fields))
+  if not t[1] or t[1] == 'done' or t[6] ~= entry then
+    redis.call('XACK', stream, group, entry)
+    redis.call('XDEL', stream, entry)
+    return {'gone'}
+  end
+  if t[1] == 'running' then
+    if redis.call('EXISTS', P..':claim:'..id) == 1 then return {'held'} end
+    back(id, tk, 'lease expired (worker lost)', now, 'lease_expired')
+    t = redis.call('HMGET', tk, unpack(fields))
+  end
+  local attempts = tonumber(t[2] or '0')
+  if attempts >= tonumber(ARGV[11]) then
+    finish(id, tk, ARGV[13], 'INFRA_ERROR', now, 'queued', false)
+    return {'gave_up', id}
+  end
+  if t[3] == host and tonumber(now) - tonumber(t[5] or '0') < tonumber(ARGV[8]) then
+    if (t[4] == device and (ARGV[9] == '1' or ARGV[10] == '1')) or (t[4] ~= device and ARGV[9] == '1') then return {'avoid'} end
+  end
+  redis.call('XCLAIM', stream, group, consumer, 0, entry, 'JUSTID')
+  attempts = attempts + 1
+  redis.call('SET', P..':claim:'..id, consumer..'|'..attempts, 'PX', ARGV[7])
+  redis.call('HSET', tk, 'state', 'running', 'attempts', attempts, 'worker', consumer, 'host', host, 'device', device, 'started_at', now)
+  move('queued', 'running')
+  return {'claimed', id, redis.call('HGETALL', tk)}
 end
-if t[1] == 'running' then
-  if redis.call('EXISTS', P..':claim:'..id) == 1 then return {'held'} end
-  back(id, tk, 'lease expired (worker lost)', now, 'lease_expired')
-  t = redis.call('HMGET', tk, unpack(fields))
+if ARGV[2] ~= '' then return try(ARGV[2]) end
+for _, p in ipairs(redis.call('XPENDING', stream, group, '-', '+', 100)) do
+  local r = try(p[1])
+  if r[1] == 'claimed' then return r end
 end
-local attempts = tonumber(t[2] or '0')
-if attempts >= tonumber(ARGV[11]) then
-  finish(id, tk, ARGV[13], 'INFRA_ERROR', now, 'queued', false)
-  return {'gave_up', id}
-end
-if t[3] == host and tonumber(now) - tonumber(t[5] or '0') < tonumber(ARGV[8]) then
-  if (t[4] == device and (ARGV[9] == '1' or ARGV[10] == '1')) or (t[4] ~= device and ARGV[9] == '1') then return {'avoid'} end
-end
-redis.call('XCLAIM', stream, group, consumer, 0, entry, 'JUSTID')
-attempts = attempts + 1
-redis.call('SET', P..':claim:'..id, consumer..'|'..attempts, 'PX', ARGV[7])
-redis.call('HSET', tk, 'state', 'running', 'attempts', attempts, 'worker', consumer, 'host', host, 'device', device, 'started_at', now)
-move('queued', 'running')
-return {'claimed', id, redis.call('HGETALL', tk)})lua";
+return {'none'})lua";
 
 // ARGV: id, worker, attempt, lease_ms.
 constexpr const char* kHeartbeat = R"lua(
@@ -303,10 +313,21 @@ RedisTaskQueue::RedisTaskQueue(const QueueConfig& config)
   m_stream.ensure_group();
 }
 
-RedisReply RedisTaskQueue::script(const std::string& body, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"EVAL", prelude() + body, "0", m_prefix};
-  argv.insert(argv.end(), args.begin(), args.end());
-  return m_client.command(argv);
+RedisReply RedisTaskQueue::script(const char* body, const std::vector<std::string>& args) {
+  std::string& sha = m_script_sha[body];
+  auto run = [&] {
+    if (sha.empty()) sha = m_client.command({"SCRIPT", "LOAD", prelude() + body}).as_string();
+    std::vector<std::string> argv = {"EVALSHA", sha, "0", m_prefix};
+    argv.insert(argv.end(), args.begin(), args.end());
+    return m_client.command(argv);
+  };
+  try {
+    return run();
+  } catch (const RedisError& e) {
+    if (e.code() != "NOSCRIPT") throw;
+    sha.clear();  // a restarted Redis forgot its scripts: load it again
+    return run();
+  }
 }
 
 std::string RedisTaskQueue::consumer(const std::string& worker) const {
@@ -384,9 +405,9 @@ std::optional<Claim> RedisTaskQueue::claim(const std::string& worker, double lea
   const std::string who = consumer(worker);
   beat(who, device);
   auto elsewhere = avoid_window_s > 0 ? elsewhere_healthy(device) : std::pair<bool, bool>{false, false};
-  // Tasks handed back (an infrastructure error, a lost worker) or whose lease passed: oldest first.
-  for (const auto& p : m_stream.pending_entries(100))
-    if (auto c = try_claim(p.id, who, lease_s, device, avoid_window_s, elsewhere)) return c;
+  // Tasks handed back (an infrastructure error, a lost worker) or whose lease passed: oldest first,
+  // all in one script call (an empty entry).
+  if (auto c = try_claim("", who, lease_s, device, avoid_window_s, elsewhere)) return c;
   std::vector<StreamEntry> fresh;
   try {
     fresh = m_stream.read_group(who, 1, 0);

@@ -55,13 +55,14 @@ class RedisTaskQueue final : public TaskQueue {
   [[nodiscard]] const std::string& prefix() const noexcept { return m_prefix; }
 
  private:
-  /// Runs one of the queue's scripts with the prefix as ARGV[1] and `args` after it.
-  RedisReply script(const std::string& body, const std::vector<std::string>& args);
+  /// Runs one of the queue's scripts with the prefix as ARGV[1] and `args` after it: by its SHA1
+  /// (EVALSHA), loaded once per connection's server and again after a NOSCRIPT (Redis restarted).
+  RedisReply script(const char* body, const std::vector<std::string>& args);
   /// Records that `worker` (on `device`) is alive; at most once a second per worker.
   void beat(const std::string& consumer, int device);
   /// Whether a healthy, live GPU exists on another host / on this host other than `device`.
   std::pair<bool, bool> elsewhere_healthy(int device);
-  /// One pending or new entry: try to claim its task for `consumer`.
+  /// One new entry (or, with "", the pending ones, oldest first): try to claim its task for `consumer`.
   std::optional<Claim> try_claim(const std::string& entry, const std::string& consumer, double lease_s, int device,
                                  double avoid_window_s, std::pair<bool, bool> elsewhere);
 
@@ -70,6 +71,7 @@ class RedisTaskQueue final : public TaskQueue {
   RedisClient m_client;
   RedisStreamQueue m_stream;
   std::map<std::string, std::chrono::steady_clock::time_point> m_last_beat;
+  std::map<const char*, std::string> m_script_sha;  ///< script body (its constant) -> SCRIPT LOAD's SHA1
 };
 
 /// "redis://...?prefix=NAME&x=y" → the value of one query parameter ("" when absent); InputError

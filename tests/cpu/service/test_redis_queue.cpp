@@ -260,6 +260,41 @@ TEST_F(RedisTest, TheClaimMakesAStaleCompleterLose) {
   EXPECT_EQ(qa.counters().requeues["lease_expired"], 1);
 }
 
+// A worker's poll while many tasks run elsewhere: the pending entries are tried in one script
+// call (EVALSHA), not one call per entry; and a Redis that forgot its scripts (restarted) gets them
+// loaded again.
+int64_t command_calls(RedisClient& c, const std::string& command) {
+  std::string info = c.command({"INFO", "commandstats"}).as_string();
+  auto at = info.find("cmdstat_" + command + ":calls=");
+  if (at == std::string::npos) return 0;
+  return std::stoll(info.substr(at + command.size() + 15));
+}
+
+TEST_F(RedisTest, APollTriesEveryPendingEntryInOneCall) {
+  RedisTaskQueue qa(host_queue(*server, "hostA")), qb(host_queue(*server, "hostB"));
+  std::vector<Claim> running;
+  for (int i = 0; i < 40; ++i) qa.enqueue({{"definition", "gemm_n7168_k5120"}, {"n", i}});
+  for (int i = 0; i < 40; ++i) {
+    auto c = qa.claim("gpu" + std::to_string(i), 30, i);
+    ASSERT_TRUE(c.has_value()) << i;
+    running.push_back(*c);
+  }
+  ASSERT_TRUE(qa.requeue(running[17], "infrastructure error", 3, {{"status", "INFRA_ERROR"}, {"message", "gave up"}}));  // handed back
+  RedisClient c = client();
+  c.command({"CONFIG", "RESETSTAT"});
+  auto b = qb.claim("gpu0", 30, 0);
+  ASSERT_TRUE(b.has_value()) << "the handed-back task among the held ones";
+  EXPECT_EQ(b->task.id, running[17].task.id);
+  EXPECT_EQ(command_calls(c, "evalsha"), 1) << c.command({"INFO", "commandstats"}).as_string();
+  EXPECT_EQ(command_calls(c, "eval"), 0);
+  c.command({"CONFIG", "RESETSTAT"});
+  EXPECT_FALSE(qb.claim("gpu1", 30, 1).has_value()) << "every other task is held";
+  EXPECT_EQ(command_calls(c, "evalsha"), 1);
+  c.command({"SCRIPT", "FLUSH"});  // as after a restart without the scripts
+  EXPECT_TRUE(qb.complete(*b, {{"status", "PASSED"}, {"message", "by B"}}));
+  EXPECT_EQ(qb.get(b->task.id)->state, TaskState::done);
+}
+
 TEST_F(RedisTest, HeartbeatsKeepATaskFromBeingTakenOver) {
   RedisTaskQueue qa(host_queue(*server, "hostA")), qb(host_queue(*server, "hostB"));
   qa.enqueue({{"definition", "gemm_n7168_k5120"}});
