@@ -760,10 +760,7 @@ bool Evaluator::stage_runtime_sass(Context& c) {
   } else {
     std::string tool = find_cuda_tool("ncu");
     if (tool.empty()) throw EnvironmentError("runtime_sass", "ncu not found");
-    argv = {tool, "--csv", "--log-file", out.string(), "--print-metric-instances", "details", "--print-kernel-base",
-            "mangled", "--print-units", "base", "--clock-control", "none", "--metrics",
-            std::string(kNcuThreadTrueMetric) + "," + kNcuWarpMetric + "," + kNcuDynamicSmemMetric};
-    argv.insert(argv.end(), once.begin(), once.end());
+    argv = ncu_command(tool, out.string(), !m_ncu_lacks_modifier_metric, once);
   }
   // ncu needs the GPU's performance counters, which the driver may keep for administrators: then it
   // runs keeping root's identity (still in the namespaces and view; the runner's seccomp filter
@@ -781,6 +778,15 @@ bool Evaluator::stage_runtime_sass(Context& c) {
     m_profile_needs_root = true;
     fs::remove(out);
     std::tie(spec, r) = profile(true);
+    text = fs::exists(out) ? read_file(out) : "";
+  }
+  // An ncu without the opcode-with-modifier metric: profile without it (coverage then stays a
+  // range for kernels of several MMA shapes), and remember.
+  if (!cupti && !m_ncu_lacks_modifier_metric && ncu_rejected_metric(text + r.out.text + r.err.text, kNcuWarpModifierMetric)) {
+    m_ncu_lacks_modifier_metric = true;
+    fs::remove(out);
+    argv = ncu_command(find_cuda_tool("ncu"), out.string(), false, once);
+    std::tie(spec, r) = profile(m_profile_needs_root);
     text = fs::exists(out) ? read_file(out) : "";
   }
   if (r.timed_out)
@@ -820,7 +826,8 @@ bool Evaluator::stage_runtime_sass(Context& c) {
       c.profiled_launches.push_back(launch);
       section.launches.push_back(describe(launch));
     }
-  Coverage coverage = tensor_core_coverage(sass.thread_true_per_kernel, c.mma_shapes, c.state->op().flops(c.workload));
+  Coverage coverage = tensor_core_coverage(sass.thread_true_per_kernel, c.mma_shapes, c.state->op().flops(c.workload),
+                                           ShapedMmaCounts{sass.warp_with_modifiers_per_kernel, sass.warp_per_kernel});
   CoverageRecord& cov = section.coverage.emplace();
   cov.available = coverage.available;
   cov.workload_flops = coverage.workload_flops;

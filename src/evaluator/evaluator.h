@@ -86,6 +86,7 @@ class Evaluator {
   std::unique_ptr<L2Flusher> m_flusher;
   std::unique_ptr<SharedAllocation> m_runner_flush;  ///< the runners' common L2 flush buffer
   bool m_profile_needs_root = false;  ///< ncu found the performance counters reserved for administrators
+  bool m_ncu_lacks_modifier_metric = false;  ///< this ncu has no opcode-with-modifier counts (coverage stays a range)
   std::optional<std::string> m_cpu_affinity;  ///< what pinning to the GPU's local CPUs did (once)
 };
 

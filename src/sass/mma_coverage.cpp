@@ -1,6 +1,7 @@
 #include "sass/mma_coverage.h"
 
 #include <algorithm>
+#include <optional>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -40,10 +41,46 @@ ordered_json to_json(const Coverage& c) {
   return j;
 }
 
+namespace {
+
+// The shape of an MMA opcode with its modifiers ("HGMMA.64x256x16.F32.BF16"); nullopt for others.
+std::optional<MmaShape> shape_of(const std::string& opcode_with_modifiers) {
+  static const std::regex opcode(R"(^[A-Z]*GMMA(\.|$))");
+  static const std::regex re(R"(\.(\d+)x(\d+)x(\d+)(\.|$))");
+  std::smatch m;
+  if (!std::regex_search(opcode_with_modifiers, opcode) || !std::regex_search(opcode_with_modifiers, m, re)) return std::nullopt;
+  return MmaShape{std::stoi(m[1]), std::stoi(m[2]), std::stoi(m[3])};
+}
+
+// One kernel's tensor FLOPs from its shaped counts; nullopt when they do not account for every
+// GMMA warp execution of the kernel (not collected, or another opcode spelling).
+std::optional<double> shaped_flops(const std::string& kernel, double thread_true, const ShapedMmaCounts& shaped) {
+  auto with = shaped.warp_with_modifiers_per_kernel.find(kernel);
+  auto warps = shaped.warp_per_kernel.find(kernel);
+  if (with == shaped.warp_with_modifiers_per_kernel.end() || warps == shaped.warp_per_kernel.end()) return std::nullopt;
+  const double warp_total = static_cast<double>(family_count(warps->second, "GMMA"));
+  if (warp_total <= 0) return std::nullopt;
+  double shaped_warps = 0, flops = 0;
+  for (const auto& [opcode, n] : with->second) {
+    if (opcode.find("GMMA") == std::string::npos) continue;
+    auto shape = shape_of(opcode);
+    if (!shape) return std::nullopt;
+    shaped_warps += static_cast<double>(n);
+    flops += static_cast<double>(n) / 4.0 * shape->flops();
+  }
+  if (shaped_warps != warp_total) return std::nullopt;
+  // Lanes predicated off did no work: the thread-true share of the kernel's GMMA (1 when all ran).
+  return flops * std::min(1.0, thread_true / (32.0 * warp_total));
+}
+
+}  // namespace
+
 Coverage tensor_core_coverage(const std::map<std::string, OpcodeCounts>& executed_per_kernel,
-                              const std::map<std::string, std::vector<MmaShape>>& shapes, double workload_flops) {
+                              const std::map<std::string, std::vector<MmaShape>>& shapes, double workload_flops,
+                              const ShapedMmaCounts& shaped) {
   Coverage c;
   c.workload_flops = workload_flops;
+  bool ranged = false, resolved = true;
   for (const auto& [kernel, counts] : executed_per_kernel) {
     double threads = static_cast<double>(family_count(counts, "GMMA"));
     if (threads <= 0) continue;
@@ -58,11 +95,29 @@ Coverage tensor_core_coverage(const std::map<std::string, OpcodeCounts>& execute
       lo = std::min(lo, s.flops());
       hi = std::max(hi, s.flops());
     }
-    c.tensor_flops_min += instructions * lo;
-    c.tensor_flops_max += instructions * hi;
+    if (lo == hi) {
+      c.tensor_flops_min += instructions * lo;
+      c.tensor_flops_max += instructions * hi;
+      continue;
+    }
+    ranged = true;
+    // Several shapes: exact where each shape's executions were counted and agree with the range.
+    std::optional<double> exact = shaped_flops(kernel, threads, shaped);
+    const double slack = 1e-9 * instructions * hi;
+    if (exact && *exact >= instructions * lo - slack && *exact <= instructions * hi + slack) {
+      c.tensor_flops_min += *exact;
+      c.tensor_flops_max += *exact;
+    } else {
+      resolved = false;
+      c.tensor_flops_min += instructions * lo;
+      c.tensor_flops_max += instructions * hi;
+    }
   }
   c.available = true;
-  if (!c.exact())
+  if (ranged && resolved)
+    c.note = "kernels with MMA instructions of several shapes: exact from each shape's executions (ncu " +
+             std::string("opcode modifiers)");
+  else if (!c.exact())
     c.note = "kernels with MMA instructions of several shapes: the share is a range (its lower end decides the strict rule)";
   return c;
 }

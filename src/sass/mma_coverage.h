@@ -39,9 +39,24 @@ ordered_json to_json(const Coverage& c);
 /// Threads that execute one warpgroup MMA instruction (4 warps of 32, every lane predicated on).
 inline constexpr double kThreadsPerWarpgroupMma = 128.0;
 
+/// Per-kernel warp-level executions by opcode with modifiers (ncu's
+/// sass__inst_executed_per_opcode_with_modifier_all: "HGMMA.64x256x16.F32.BF16" apart from
+/// "HGMMA.64x128x16.F32.BF16"), and per-opcode warp executions: what makes a mixed-shape kernel's
+/// coverage exact. Empty maps: not collected.
+struct ShapedMmaCounts {
+  std::map<std::string, OpcodeCounts> warp_with_modifiers_per_kernel;
+  std::map<std::string, OpcodeCounts> warp_per_kernel;
+};
+
 /// Coverage of `workload_flops` from executed predicate-true thread counts per kernel and the
 /// kernels' MMA shapes. A kernel with executed GMMA but no shape in the listing makes it unavailable.
+/// Where a kernel has several shapes, its share is a range, unless `shaped` counts each shape's
+/// executions: then each kernel's tensor FLOPs are exact — the shapes' warp executions / 4 (a
+/// warpgroup instruction runs in 4 warps) × their FLOPs, scaled by the kernel's predicate-true share
+/// (thread-true / (32 × warp executions) of its GMMA) — provided the shaped executions add up to
+/// the kernel's GMMA warp executions and the result lies in the range; else the range stays.
 Coverage tensor_core_coverage(const std::map<std::string, OpcodeCounts>& executed_per_kernel,
-                              const std::map<std::string, std::vector<MmaShape>>& shapes, double workload_flops);
+                              const std::map<std::string, std::vector<MmaShape>>& shapes, double workload_flops,
+                              const ShapedMmaCounts& shaped = {});
 
 }  // namespace ptxbench

@@ -61,6 +61,23 @@ double parse_number(const std::string& text) {
 }
 }  // namespace
 
+std::vector<std::string> ncu_command(const std::string& ncu, const std::string& log, bool with_modifiers,
+                                     const std::vector<std::string>& target) {
+  std::string metrics = std::string(kNcuThreadTrueMetric) + "," + kNcuWarpMetric + "," + kNcuDynamicSmemMetric;
+  if (with_modifiers) metrics += std::string(",") + kNcuWarpModifierMetric;
+  std::vector<std::string> argv = {ncu, "--csv", "--log-file", log, "--print-metric-instances", "details", "--print-kernel-base",
+                                   "mangled", "--print-units", "base", "--clock-control", "none", "--metrics", metrics};
+  argv.insert(argv.end(), target.begin(), target.end());
+  return argv;
+}
+
+bool ncu_rejected_metric(const std::string& output, const std::string& metric) {
+  std::istringstream in(output);
+  for (std::string line; std::getline(in, line);)
+    if (line.find("==ERROR==") != std::string::npos && line.find(metric) != std::string::npos) return true;
+  return false;
+}
+
 OpcodeCounts parse_instance_values(const std::string& value) {
   OpcodeCounts out;
   auto open = value.find('(');
@@ -130,6 +147,9 @@ RuntimeSass parse_ncu_csv(const std::string& text, const std::set<std::string>& 
       add_counts(r.thread_true, counts);
     } else if (f[col_metric] == kNcuWarpMetric) {
       add_counts(r.warp_executed, counts);
+      add_counts(r.warp_per_kernel[kernel], counts);
+    } else if (f[col_metric] == kNcuWarpModifierMetric) {
+      add_counts(r.warp_with_modifiers_per_kernel[kernel], counts);
     }
   }
   if (!r.available && r.note.empty()) r.note = "no ncu CSV output found";

@@ -21,6 +21,10 @@ struct RuntimeSass {
   std::map<std::string, OpcodeCounts> thread_true_per_kernel;
   OpcodeCounts thread_true;  ///< summed over the candidate's launches (decides the mechanisms)
   OpcodeCounts warp_executed;
+  std::map<std::string, OpcodeCounts> warp_per_kernel;
+  /// Warp-level executions by opcode with its modifiers ("HGMMA.64x256x16.F32.BF16"), per kernel:
+  /// the MMA shapes apart (exact tensor-core coverage). Empty when the tool did not collect them.
+  std::map<std::string, OpcodeCounts> warp_with_modifiers_per_kernel;
   Mechanisms mechanisms;
   /// Every kernel launch of the profiled call, the candidate's and others, in launch order.
   std::vector<KernelLaunch> launches;

@@ -44,3 +44,40 @@ TEST(MmaCoverage, SeveralShapesGiveARangeAndAMissingShapeNothing) {
   EXPECT_FALSE(none.available);
   EXPECT_NE(none.note.find("no MMA shape"), std::string::npos);
 }
+
+// A kernel of two shapes (v9b's HGMMA.64x256 k-steps and 64x128 halves): with each shape's warp
+// executions counted, its coverage is exact; counts that do not add up to the kernel's GMMA warp
+// executions, or that fall outside the range, leave the range; predicated-off lanes count less.
+TEST(MmaCoverage, EachShapesExecutionsMakeAMixedKernelExact) {
+  const MmaShape big{64, 256, 16}, half{64, 128, 16};
+  const long long n_big = 300, n_half = 100;  // warpgroup instructions
+  const double flops = n_big * big.flops() + n_half * half.flops();
+  std::map<std::string, OpcodeCounts> threads = {{"k", {{"HGMMA", (n_big + n_half) * 128}}}};
+  std::map<std::string, std::vector<MmaShape>> shapes = {{"k", {half, big}}};
+  ShapedMmaCounts shaped{{{"k", {{"HGMMA.64x256x16.F32.BF16", n_big * 4}, {"HGMMA.64x128x16.F32.BF16", n_half * 4}, {"FFMA", 9}}}},
+                         {{"k", {{"HGMMA", (n_big + n_half) * 4}, {"FFMA", 9}}}}};
+  Coverage c = tensor_core_coverage(threads, shapes, flops, shaped);
+  ASSERT_TRUE(c.available);
+  EXPECT_TRUE(c.exact()) << c.note;
+  EXPECT_DOUBLE_EQ(c.share_min(), 1.0);
+  EXPECT_NE(c.note.find("exact"), std::string::npos);
+
+  Coverage range = tensor_core_coverage(threads, shapes, flops);  // no shaped counts
+  EXPECT_FALSE(range.exact());
+  EXPECT_LT(range.share_min(), 0.6);
+
+  ShapedMmaCounts short_count = shaped;  // a shape's executions missing: they do not add up
+  short_count.warp_with_modifiers_per_kernel["k"].erase("HGMMA.64x128x16.F32.BF16");
+  EXPECT_FALSE(tensor_core_coverage(threads, shapes, flops, short_count).exact());
+
+  ShapedMmaCounts unknown = shaped;  // a GMMA spelling without a shape
+  unknown.warp_with_modifiers_per_kernel["k"]["HGMMA.F32.BF16"] = 4;
+  unknown.warp_per_kernel["k"]["HGMMA"] += 4;
+  EXPECT_FALSE(tensor_core_coverage(threads, shapes, flops, unknown).exact());
+
+  // Half the lanes of every HGMMA predicated off: half the thread-true count, half the FLOPs.
+  std::map<std::string, OpcodeCounts> half_threads = {{"k", {{"HGMMA", (n_big + n_half) * 64}}}};
+  Coverage halved = tensor_core_coverage(half_threads, shapes, flops, shaped);
+  EXPECT_TRUE(halved.exact());
+  EXPECT_DOUBLE_EQ(halved.share_min(), 0.5);
+}

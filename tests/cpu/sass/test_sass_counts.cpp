@@ -220,3 +220,32 @@ TEST(NcuReport, LaunchesComeWithTheirConfiguration) {
   EXPECT_EQ(r.launches[0].grid, (std::array<uint32_t, 3>{1, 1, 1}));
   EXPECT_EQ(r.launches[0].dynamic_smem, 99328u);
 }
+
+// The warp counts by opcode with modifiers (the HGMMA shapes apart) are read per kernel; the
+// command asks for them unless this ncu refused the metric, which its error line tells.
+TEST(NcuReport, OpcodeModifierCountsPerKernelAndTheirRefusal) {
+  std::string csv = read_file(fs::path(PTXBENCH_TEST_DATA) / "data/ncu_probe_pred.csv");
+  csv += std::string("\"0\",\"785\",\"probe\",\"127.0.0.1\",\"_Z4predPfi\",\"1\",\"7\",\"(128, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\","
+                     "\"Command line profiler metrics\",\"") +
+         kNcuWarpModifierMetric + "\",\"inst\",\"12 (HGMMA.64x256x16.F32.BF16: 8; HGMMA.64x128x16.F32.BF16: 4)\"\n";
+  RuntimeSass r = parse_ncu_csv(csv, {"_Z4predPfi"}, "ptxb_internal_");
+  ASSERT_EQ(r.warp_with_modifiers_per_kernel.count("_Z4predPfi"), 1u);
+  const OpcodeCounts& m = r.warp_with_modifiers_per_kernel.at("_Z4predPfi");
+  EXPECT_EQ(m.at("HGMMA.64x256x16.F32.BF16"), 8);
+  EXPECT_EQ(m.at("HGMMA.64x128x16.F32.BF16"), 4);
+  EXPECT_EQ(r.warp_per_kernel.at("_Z4predPfi").at("FFMA"), 4);
+  EXPECT_EQ(r.thread_true.count("HGMMA.64x256x16.F32.BF16"), 0u) << "modifier counts stay out of the mechanism counts";
+
+  auto with = ncu_command("ncu", "/s/ncu.csv", true, {"runner", "once"});
+  auto without = ncu_command("ncu", "/s/ncu.csv", false, {"runner", "once"});
+  auto metrics = [](const std::vector<std::string>& argv) {
+    return *std::next(std::find(argv.begin(), argv.end(), "--metrics"));
+  };
+  EXPECT_NE(metrics(with).find(kNcuWarpModifierMetric), std::string::npos);
+  EXPECT_EQ(metrics(without).find(kNcuWarpModifierMetric), std::string::npos);
+  EXPECT_NE(metrics(without).find(kNcuThreadTrueMetric), std::string::npos);
+  EXPECT_EQ(with.back(), "once");
+  EXPECT_TRUE(ncu_rejected_metric("==PROF== Connected\n==ERROR== Failed to find metric " + std::string(kNcuWarpModifierMetric) + "\n",
+                                  kNcuWarpModifierMetric));
+  EXPECT_FALSE(ncu_rejected_metric("==ERROR== UnknownError\n==PROF== " + std::string(kNcuWarpModifierMetric), kNcuWarpModifierMetric));
+}
