@@ -753,14 +753,15 @@ bool Evaluator::stage_runtime_sass(Context& c) {
   const bool cupti = c.options.sass_tool == SassTool::cupti && !c.trusted;
   fs::path out = c.scratch->path() / (cupti ? "sass_counts.json" : "ncu.csv");
   std::vector<std::string> argv;
+  std::string ncu;
   if (cupti) {
     if (c.listing.empty()) throw EnvironmentError("runtime_sass", "no SASS listing of the cubin (is cuobjdump installed?)");
     argv = once;
     argv.insert(argv.end(), {"--sass-counts", out.string()});
   } else {
-    std::string tool = find_cuda_tool("ncu");
-    if (tool.empty()) throw EnvironmentError("runtime_sass", "ncu not found");
-    argv = ncu_command(tool, out.string(), !m_ncu_lacks_modifier_metric, once);
+    ncu = find_cuda_tool("ncu");
+    if (ncu.empty()) throw EnvironmentError("runtime_sass", "ncu not found");
+    argv = ncu_command(ncu, out.string(), !m_ncu_lacks_modifier_metric, once);
   }
   // ncu needs the GPU's performance counters, which the driver may keep for administrators: then it
   // runs keeping root's identity (still in the namespaces and view; the runner's seccomp filter
@@ -785,7 +786,7 @@ bool Evaluator::stage_runtime_sass(Context& c) {
   if (!cupti && !m_ncu_lacks_modifier_metric && ncu_rejected_metric(text + r.out.text + r.err.text, kNcuWarpModifierMetric)) {
     m_ncu_lacks_modifier_metric = true;
     fs::remove(out);
-    argv = ncu_command(find_cuda_tool("ncu"), out.string(), false, once);
+    argv = ncu_command(ncu, out.string(), false, once);
     std::tie(spec, r) = profile(m_profile_needs_root);
     text = fs::exists(out) ? read_file(out) : "";
   }
