@@ -56,9 +56,13 @@ one line saying what was wrong; `--help` and `--version` print on stdout and exi
 `ptxbench --version` prints the version and the git commit CMake saw when it configured the build
 (`unknown` outside a git checkout).
 
-Option defaults shown as `TYPE=VALUE` come from the option structs in the code. Data root:
-`$PTXBENCH_HOME` (definitions/, workloads/, knowledge/), else the source tree the binary was built
-from. Compile cache: `$PTXBENCH_CACHE_DIR`, else `~/.cache/ptxbench/compile`, keyed by SHA-256 of
+Option defaults shown as `TYPE=VALUE` come from the option structs in the code. Data root
+(definitions/, workloads/, knowledge/): `$PTXBENCH_HOME` when set (an explicit choice wins), else the
+nearest folder at or above the working directory holding definitions/ and knowledge/ (a checkout),
+else the source tree the binary was built from; when two of these differ a command warns once on
+stderr naming both, and `ptxbench env` / `ptxbench --version` say which is used. An output option
+given `-` writes to stdout (human lines then go to stderr), and output paths are checked before any
+work starts. Compile cache: `$PTXBENCH_CACHE_DIR`, else `~/.cache/ptxbench/compile`, keyed by SHA-256 of
 nvcc's version, the flags, the ABI header and the source. Tools are looked up in
 `$PTXBENCH_CUDA_HOME/bin`, `$CUDA_HOME/bin`, `/usr/local/cuda/bin`, then `PATH`: nvcc, cuobjdump,
 compute-sanitizer, ncu. `ptxbench-runner serve|once`, the sandboxed candidate process, is started

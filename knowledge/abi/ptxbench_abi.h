@@ -38,4 +38,9 @@ typedef struct {
  * Launch all work on `stream` or on streams that you join back into it before returning. */
 PTXB_EXPORT int ptxb_run(const ptxb_tensor* args, int32_t nargs, cudaStream_t stream);
 
+/* Optional: why the last call of ptxb_run returned nonzero (a NUL-terminated text owned by the
+ * library). The evaluator reports it beside the code; the TVM-FFI binding (tvm/ffi/function.h)
+ * defines it. */
+PTXB_EXPORT const char* ptxb_last_error(void);
+
 #endif /* PTXBENCH_ABI_H */

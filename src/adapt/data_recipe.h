@@ -1,4 +1,4 @@
-// A fine-tuning data recipe (DESIGN §9, issue 19): which stored runs, which problems (and which are
+// A fine-tuning data recipe (docs/design.md §9, issue 19): which stored runs, which problems (and which are
 // held out), which turns and labels, how to balance, which teacher writes the reasoning, the
 // shuffle seed and the eval split, as one JSON document that `ptxbench data build` turns into a
 // dataset folder (docs/adaptation.md, "Recipes").

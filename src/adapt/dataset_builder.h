@@ -1,4 +1,4 @@
-// `ptxbench data build`: a recipe and a run store in, a dataset folder out (DESIGN §9, issue 19;
+// `ptxbench data build`: a recipe and a run store in, a dataset folder out (docs/design.md §9, issue 19;
 // docs/adaptation.md):
 //   train.jsonl, eval.jsonl   chat records (sft_records.h), seeded split by trajectory, seeded order
 //   manifest.json             the recipe and its hash, the selection counts, the record counts, the

@@ -1,4 +1,4 @@
-// Writing repair notes (DESIGN §9, issue 19 item 5; docs/adaptation.md, "Repair notes"): for each
+// Writing repair notes (docs/design.md §9, issue 19 item 5; docs/adaptation.md, "Repair notes"): for each
 // wrong→fixed pair a recipe selects, the recipe's teacher is asked for one structured note
 // (repair_note.h: what was wrong, the rule, the fix, a short example) as a JSON object. An answer
 // that is not exactly that, is over a limit, or copies the kernels is refused and asked again with

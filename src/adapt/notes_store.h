@@ -1,6 +1,6 @@
 // The repair-note store: notes in SQLite (their own file, WAL), searchable through an FTS5 index
 // of the wrong kernel's identifiers and the note's text, retrieved by BM25 over the identifiers of
-// a failing kernel within its op family (DESIGN §9, issue 19 item 5).
+// a failing kernel within its op family (docs/design.md §9, issue 19 item 5).
 //
 // Terms (kernel_terms, text_terms). Both sides of the search, the indexed notes and the query from
 // a failing kernel, go through the same extraction, so that FTS5 sees pre-split ASCII tokens:

@@ -1,4 +1,4 @@
-// The teacher of fine-tuning data (DESIGN §9, issue 19): for a wrong→fixed pair, the first-person
+// The teacher of fine-tuning data (docs/design.md §9, issue 19): for a wrong→fixed pair, the first-person
 // reasoning that leads from the wrong kernel and its feedback to the fix (for a correct kernel, from
 // the task to the kernel), asked of a model through the provider-neutral clients. Answers outside
 // the length limits, without their <reasoning> block, with reserved tags, or copying the target

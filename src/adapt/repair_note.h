@@ -1,6 +1,6 @@
 // A repair note: what a teacher model wrote about one wrong→fixed pair of kernels of a trajectory
 // (what was wrong, the general rule, the fix, a short example), typed, with where it came from.
-// Also the teacher's prompt and the strict reader of its answer (DESIGN §9, issue 19 item 5).
+// Also the teacher's prompt and the strict reader of its answer (docs/design.md §9, issue 19 item 5).
 #pragma once
 
 #include <cstddef>

@@ -1,5 +1,5 @@
 // Wrong→fixed kernel pairs (fixit data) and correct kernels (kernelgen data) from source
-// trajectories (DESIGN §9, issue 19; docs/adaptation.md, "Pairs and kernels").
+// trajectories (docs/design.md §9, issue 19; docs/adaptation.md, "Pairs and kernels").
 //
 // A pair lives within ONE trajectory: a failed turn and the first later turn of the same trajectory
 // that is PASSED and target-instruction correct (the paper's rule: an executed wgmma/TMA/tcgen05).

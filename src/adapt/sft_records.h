@@ -1,4 +1,4 @@
-// The two kinds of fine-tuning records as chat JSONL (DESIGN §9, issue 19; docs/adaptation.md,
+// The two kinds of fine-tuning records as chat JSONL (docs/design.md §9, issue 19; docs/adaptation.md,
 // "Records and the loss mask"):
 //   fixit:     system, task, the wrong kernel (assistant), its feedback (user) → reasoning + fixed kernel
 //   kernelgen: system, task → (reasoning +) correct kernel

@@ -1,4 +1,4 @@
-// The first stage of fine-tuning data (DESIGN §9, issue 19): reading stored runs for a recipe (the
+// The first stage of fine-tuning data (docs/design.md §9, issue 19): reading stored runs for a recipe (the
 // trajectories it may read, never those of a held-out definition), choosing failed turns by label,
 // turn and definition, and balancing with a seeded cap per stratum (docs/adaptation.md, "Selection
 // and balance").

@@ -1,5 +1,5 @@
 // Provider-neutral chat types: what the agent sends a model and what comes back, with the token
-// accounting of DESIGN §6. The JSON shapes here are the ones stored in run records.
+// accounting of docs/design.md §6. The JSON shapes here are the ones stored in run records.
 #pragma once
 
 #include <cstdint>

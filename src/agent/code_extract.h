@@ -1,4 +1,4 @@
-// Extracting the candidate from a model's answer (DESIGN §6): the last valid fenced code block.
+// Extracting the candidate from a model's answer (docs/design.md §6): the last valid fenced code block.
 // Valid: closed, in the run's language (CUDA: a C/C++/CUDA tag; Triton: python/py; or none named),
 // not empty, and defining the entry point (CUDA: `ptxb_run`; Triton: a top-level `def run(`) — so a
 // trailing snippet quoted for discussion or a truncated final block does not replace the kernel.

@@ -57,7 +57,8 @@ const ordered_json& column_mapping() {
       {"workload", "trajectory key: workload uuid"},
       {"workload_name", "recorded in the config (workloads)"},
       {"definition", "trajectory key: definition"},
-      {"exp_dir", "trajectory key: prompt tag = its last path component (the experiment); full paths in the config"},
+      {"exp_dir", "trajectory key: prompt tag = its last path component (the experiment; reports split imported runs by it); "
+                  "full paths in the config"},
       {"trajectory_id", "trajectory key: index = NNN of exp_NNN"},
       {"turn", "turn = turn + 1 (the release counts from 0)"},
       {"reasoning_tokens", "the turn's usage: reasoning_tokens (prompt and completion tokens are not released: stored as 0)"},
@@ -340,6 +341,7 @@ ordered_json OriginalImportSummary::to_json() const {
                          {"rows", r.rows},
                          {"trajectories", r.trajectories},
                          {"short_trajectories", r.short_trajectories},
+                         {"experiments", r.experiments},
                          {"turns", r.turns}});
   ordered_json skipped_json = ordered_json::array();
   for (const auto& s : skipped) skipped_json.push_back({{"reason", s.reason}, {"rows", s.rows}});
@@ -419,11 +421,14 @@ OriginalRelease read_original_csv(const std::string& csv_path) {
     out.notes = kNotes;
     std::set<std::string> experiments, sources;
     ordered_json workloads = ordered_json::object();
+    std::set<std::string> tags;
     for (const Row* row : run.rows) {
       experiments.insert(row->exp_dir);
+      tags.insert(row->key.prompt_tag);
       if (!row->source.empty()) sources.insert(row->source);
       if (!row->workload_name.empty()) workloads[row->workload] = row->workload_name;
     }
+    s.experiments = static_cast<int64_t>(tags.size());
     out.config = {{"source",
                    {{"kind", kSource},
                     {"release", "zhang677/PTXBench benchmark/plot_viewer_v1/data/reasoning_tokens_vs_performance.csv"},

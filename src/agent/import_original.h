@@ -46,6 +46,9 @@ struct OriginalImportRun {
   bool already_imported = false;  ///< nothing was written for it
   int64_t rows = 0, trajectories = 0, turns = 0;
   int64_t short_trajectories = 0;  ///< with fewer turns than the run's longest (stored as failed)
+  /// The release's experiment folders (exp_dir) in the run: its trajectories' prompt tags, by which
+  /// reports split an imported run (one row per experiment and definition).
+  int64_t experiments = 0;
 };
 
 struct SkippedRows {

@@ -495,18 +495,54 @@ ModelConfig model_config_from_json(const ordered_json& j, const std::string& doc
   return c;
 }
 
+std::string missing_api_key(const ModelConfig& config) {
+  if (config.api_key_env.empty()) return "";
+  const char* value = std::getenv(config.api_key_env.c_str());
+  if (value && *value) return "";
+  return "environment variable " + config.api_key_env + " is not set or empty; it should hold the " +
+         std::string(to_string(config.provider)) + " API key for " + config.base_url +
+         " (api_key_env). Export it, or set \"api_key_env\": \"\" for a local server that needs no key";
+}
+
 std::unique_ptr<ModelClient> make_model_client(const ModelConfig& config, ClientHooks hooks) {
-  std::string key;
-  if (!config.api_key_env.empty()) {
-    const char* value = std::getenv(config.api_key_env.c_str());
-    if (!value || !*value)
-      throw EnvironmentError(kLib, "environment variable " + config.api_key_env + " is not set or empty; it should hold the " +
-                                       std::string(to_string(config.provider)) + " API key for " + config.base_url +
-                                       " (api_key_env). Export it, or set \"api_key_env\": \"\" for a local server "
-                                       "that needs no key");
-    key = value;
-  }
+  if (std::string missing = missing_api_key(config); !missing.empty()) throw EnvironmentError(kLib, missing);
+  std::string key = config.api_key_env.empty() ? "" : std::getenv(config.api_key_env.c_str());
   return std::make_unique<HttpModelClient>(config, key, std::move(hooks));
+}
+
+std::string retry_notice(const ModelConfig& config, const ModelApiError& failure, double wait_s) {
+  std::string reason;
+  switch (failure.kind()) {
+    case ModelApiError::Kind::http: reason = "HTTP " + std::to_string(failure.status()); break;
+    case ModelApiError::Kind::spend_limit: reason = "spend limit, HTTP " + std::to_string(failure.status()); break;
+    case ModelApiError::Kind::timeout: reason = "timeout"; break;
+    case ModelApiError::Kind::connection: reason = "connection failed"; break;
+    case ModelApiError::Kind::malformed: reason = "malformed response"; break;
+  }
+  std::string said = failure.provider_message();
+  if (said.size() > 160) said = said.substr(0, 160) + "...";
+  if (!said.empty()) reason += ": " + said;
+  return fmt::format("[model] {} {}: attempt {} of {} failed ({}); retrying in {:.1f} s", to_string(config.provider),
+                     config.model, failure.attempts(), config.retry.max_retries + 1, reason, wait_s);
+}
+
+void probe_model_endpoint(const ModelConfig& config) {
+  curl_global();
+  CURL* h = curl_easy_init();
+  if (!h) throw Error(kLib, "curl_easy_init failed");
+  char errbuf[CURL_ERROR_SIZE] = {};
+  curl_easy_setopt(h, CURLOPT_URL, config.base_url.c_str());
+  curl_easy_setopt(h, CURLOPT_CONNECT_ONLY, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, std::max(1L, std::lround(config.connect_timeout_s * 1000)));
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
+  CURLcode rc = curl_easy_perform(h);
+  curl_easy_cleanup(h);
+  if (rc != CURLE_OK)
+    throw EnvironmentError(kLib, "the model endpoint " + config.base_url + " (" + std::string(to_string(config.provider)) +
+                                     ", model " + config.model + ") cannot be reached: " + curl_easy_strerror(rc) +
+                                     (errbuf[0] ? std::string(" (") + errbuf + ")" : "") +
+                                     "; start the server or fix base_url");
 }
 
 }  // namespace ptxbench

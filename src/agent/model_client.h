@@ -1,4 +1,4 @@
-// Model clients (DESIGN §6): one interface over OpenAI-compatible chat completions (hosted OpenAI,
+// Model clients (docs/design.md §6): one interface over OpenAI-compatible chat completions (hosted OpenAI,
 // vLLM, SGLang) and the Anthropic Messages API, with strict configuration, retries that honour the
 // provider's retry-after, and token accounting. docs/agent.md describes the config and the policy.
 #pragma once
@@ -111,5 +111,21 @@ struct ClientHooks {
 /// The client for `config.provider`. Reads the API key from the environment now, so a missing key
 /// fails before any run starts: EnvironmentError naming the variable.
 [[nodiscard]] std::unique_ptr<ModelClient> make_model_client(const ModelConfig& config, ClientHooks hooks = {});
+
+/// "" when the key `config.api_key_env` names is set (or none is needed), else what is missing and
+/// how to give it (the text of make_model_client's error; a run's preflight reports it as bad
+/// input before anything is stored).
+[[nodiscard]] std::string missing_api_key(const ModelConfig& config);
+
+/// The line a run prints for each retried failure of a model call, so a down endpoint never stalls
+/// a run silently: "[model] openai fake-model: attempt 2 of 9 failed (HTTP 503: overloaded);
+/// retrying in 1.4 s".
+[[nodiscard]] std::string retry_notice(const ModelConfig& config, const ModelApiError& failure, double wait_s);
+
+/// Whether the endpoint can be reached at all: DNS, then a TCP (and, for https, TLS) connection to
+/// base_url's host within connect_timeout_s. No request is sent: any request would either cost a
+/// model call or be one that some servers (and the tests' fake providers) do not serve. Throws
+/// EnvironmentError naming the URL and the reason.
+void probe_model_endpoint(const ModelConfig& config);
 
 }  // namespace ptxbench

@@ -1,4 +1,4 @@
-// Where a trajectory's answers come from (DESIGN §6): a real model through a ModelClient, or one of
+// Where a trajectory's answers come from (docs/design.md §6): a real model through a ModelClient, or one of
 // the built-in policies that need no API key — `expert` (the bundled expert kernel of the
 // definition, or a suite fixture that passes while no expert exists) and `replay` (the answers of
 // a stored trajectory, turn by turn).

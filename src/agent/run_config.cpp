@@ -136,6 +136,7 @@ std::string run_notes(const RunConfig& c) {
     add("repair notes: " + to_string(c.repair_notes.mode) + ", k " + std::to_string(c.repair_notes.k));
   if (c.repair_from)
     add("repair from: " + c.repair_from->file + ", " + std::to_string(c.repair_from->seeds.size()) + " seeds");
+  if (!c.workloads.empty()) add("workloads: " + c.workloads.text());
   return notes;
 }
 
@@ -148,6 +149,7 @@ ordered_json RunConfig::to_json() const {
   if (policy == "replay") j["replay"] = {{"store", replay_store}, {"run", replay_run}};
   j["definitions"] = definitions;
   if (!workload.empty()) j["workload"] = workload;
+  if (!workloads.empty()) j["workloads"] = ptxbench::to_json(workloads);
   j["prompt_tags"] = prompt_tags;
   j["language"] = to_string(language);
   if (!repair_from) j["trajectories_per_tag"] = trajectories_per_tag;
@@ -160,6 +162,8 @@ ordered_json RunConfig::to_json() const {
   if (!service_token_file.empty()) j["service_token_file"] = service_token_file;
   j["eval_options"] = eval_options;
   j["eval_timeout_s"] = eval_timeout_s;
+  j["infra_error_retries"] = infra_error_retries;
+  j["infra_error_backoff_s"] = infra_error_backoff_s;
   j["arch"] = arch;
   if (!name.empty()) j["name"] = name;
   if (repair_notes.enabled())
@@ -171,10 +175,10 @@ ordered_json RunConfig::to_json() const {
 RunConfig run_config_from_json(const ordered_json& j, const std::string& document) {
   JsonChecker check(document);
   check.require_object(j, "");
-  check.only_fields(j, "", {"policy", "model", "replay", "definitions", "workload", "prompt_tags", "language",
+  check.only_fields(j, "", {"policy", "model", "replay", "definitions", "workload", "workloads", "prompt_tags", "language",
                             "trajectories_per_tag", "num_turns", "target_speedup", "concurrency", "model_concurrency", "context", "service",
-                            "service_token_file", "eval_options", "eval_timeout_s", "arch", "name", "repair_notes",
-                            "repair_from"});
+                            "service_token_file", "eval_options", "eval_timeout_s", "infra_error_retries",
+                            "infra_error_backoff_s", "arch", "name", "repair_notes", "repair_from"});
   RunConfig c;
   c.policy = check.optional_string(j, "", "policy", "model");
   if (c.policy != "model" && c.policy != "expert" && c.policy != "replay")
@@ -213,6 +217,10 @@ RunConfig run_config_from_json(const ordered_json& j, const std::string& documen
   }
   if (c.definitions.empty()) check.fail("definitions", "name at least one definition");
   c.workload = check.optional_string(j, "", "workload", "");
+  if (j.contains("workloads")) {
+    if (j.contains("workload")) check.fail("workloads", "give workload (one) or workloads (a sweep), not both");
+    c.workloads = workload_selection_from_json(j["workloads"], document + ": workloads");
+  }
   c.prompt_tags = check.string_list(j, "", "prompt_tags");
   for (const auto& t : c.prompt_tags)
     if (base_prompt_tag(t) != t)
@@ -235,6 +243,10 @@ RunConfig run_config_from_json(const ordered_json& j, const std::string& documen
     c.eval_options = j["eval_options"];
   }
   if (j.contains("eval_timeout_s")) c.eval_timeout_s = check.number_in(j, "", "eval_timeout_s", 0, kInf, true);
+  if (j.contains("infra_error_retries"))
+    c.infra_error_retries = static_cast<int>(check.int_in(j, "", "infra_error_retries", 0, 100));
+  if (j.contains("infra_error_backoff_s"))
+    c.infra_error_backoff_s = check.number_in(j, "", "infra_error_backoff_s", 0, 3600, false);
   c.arch = check.optional_string(j, "", "arch", c.arch);
   c.name = check.optional_string(j, "", "name", "");
   if (j.contains("repair_notes")) c.repair_notes = repair_notes_from_json(check, j["repair_notes"]);

@@ -14,6 +14,7 @@
 #include "agent/model_client.h"
 #include "common/json_check.h"
 #include "compile/triton_check.h"
+#include "definitions/workload_selection.h"
 
 namespace ptxbench {
 
@@ -61,6 +62,9 @@ struct RunConfig {
   std::string replay_store, replay_run;       ///< policy replay: where the answers come from
   std::vector<std::string> definitions;
   std::string workload;                       ///< empty: each definition's default workload
+  /// Set ("all", or a list): every turn is evaluated over this sweep of each definition's
+  /// workloads (agent/sweep_evaluation.h); excludes `workload`. Empty: one workload, as before.
+  WorkloadSelection workloads;
   std::vector<std::string> prompt_tags;       ///< empty: the prompt builder's default tags
   /// What the model writes: the optional `language` field ("cuda" | "triton"), else derived from
   /// the prompt tags (prompt_tag_language: triton-* tags are Triton). A run has ONE language: tags
@@ -78,6 +82,11 @@ struct RunConfig {
   std::string service_token_file;
   ordered_json eval_options = ordered_json::object();  ///< request options (seed, trials, ...)
   double eval_timeout_s = 3600;
+  /// An INFRA_ERROR verdict (our side failed: worker died, GPU sick) that survived the service's
+  /// own retries is evaluated again up to this many times, waiting infra_error_backoff_s · 2^(k-1)
+  /// before the k-th; it is never shown to the model nor spends a turn. Past that the run fails.
+  int infra_error_retries = 3;
+  double infra_error_backoff_s = 30;
   std::string arch = "sm_90a";
   std::string name;                           ///< free text stored with the run
   RepairNotesConfig repair_notes;             ///< default: off

@@ -115,8 +115,32 @@ const std::vector<std::vector<const char*>> kMigrations = {
     {
         "ALTER TABLE candidates ADD COLUMN language TEXT NOT NULL DEFAULT 'cuda' CHECK (language IN ('cuda', 'triton'))",
     },
+    // 3 -> 4: the run lifecycle (issue 34). `state` is the run's status from now on: the CHECK of
+    // `status` cannot take 'failed' without rebuilding `runs`, which the trajectories' foreign
+    // key forbids inside a migration's transaction, so `status` stays beside it, written with the
+    // nearest old value ('interrupted' for failed). Runs left 'running' have no holder and read as
+    // crashed. INFRA_ERROR evaluations that were re-run are kept in infra_attempts, not as turns.
+    {
+        "ALTER TABLE runs ADD COLUMN state TEXT NOT NULL DEFAULT 'running' "
+        "CHECK (state IN ('running', 'finished', 'interrupted', 'failed'))",
+        "UPDATE runs SET state = status",
+        "ALTER TABLE runs ADD COLUMN failure TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE runs ADD COLUMN holder_pid INTEGER",
+        "ALTER TABLE runs ADD COLUMN holder_host TEXT",
+        "ALTER TABLE runs ADD COLUMN holder_started TEXT",
+        "ALTER TABLE runs ADD COLUMN archived_at REAL",
+        R"(CREATE TABLE infra_attempts (
+          trajectory_id INTEGER NOT NULL,
+          turn INTEGER NOT NULL,
+          attempt INTEGER NOT NULL CHECK (attempt >= 1),
+          task_id TEXT NOT NULL,
+          verdict TEXT NOT NULL,
+          created_at REAL NOT NULL,
+          PRIMARY KEY (trajectory_id, turn, attempt),
+          FOREIGN KEY (trajectory_id, turn) REFERENCES turns(trajectory_id, turn)))",
+    },
 };
-static_assert(RunStore::kSchemaVersion == 3, "add a migration to kMigrations with the new version");
+static_assert(RunStore::kSchemaVersion == 4, "add a migration to kMigrations with the new version");
 
 double now() { return epoch_seconds(); }
 
@@ -140,8 +164,12 @@ std::string turn_name(int64_t trajectory_id, int64_t turn) {
 
 
 
-const char* kRunColumns = "id, status, model, notes, config, created_at, updated_at, origin, gpu, import_key";
+const char* kRunColumns = "id, state, model, notes, config, created_at, updated_at, origin, gpu, import_key, failure, "
+                          "holder_pid, holder_host, holder_started, archived_at";
 
+// A stored 'running' run is running only while its holder lives; one with no holder (written
+// before schema 4) or whose holder is gone is crashed. A holder on another host counts as alive:
+// nothing here can tell, and taking over a live run would twin its turns.
 RunInfo read_run(const SqliteStatement& st) {
   RunInfo r;
   r.id = st.text(0);
@@ -154,8 +182,30 @@ RunInfo read_run(const SqliteStatement& st) {
   r.origin = st.text(7);
   r.gpu = st.text(8);
   r.import_key = st.optional_text(9).value_or("");
+  r.failure = st.text(10);
+  if (!st.is_null(11)) r.holder = RunHolder{st.integer(11), st.text(12), st.text(13)};
+  r.archived_at = st.optional_real(14);
+  if (r.status == RunStatus::running && (!r.holder || r.holder->liveness() == RunHolder::Liveness::gone))
+    r.status = RunStatus::crashed;
   return r;
 }
+
+// The old `status` column beside `state` (migration 3 -> 4): its CHECK knows three values.
+std::string legacy_status(RunStatus s) {
+  return s == RunStatus::running || s == RunStatus::finished ? to_string(s) : to_string(RunStatus::interrupted);
+}
+
+}  // namespace
+
+std::string held_elsewhere(const RunInfo& r, const std::string& refused) {
+  if (r.status != RunStatus::running || !r.holder || r.holder->same_process(RunHolder::current())) return "";
+  return "run " + r.id + " is running in " + r.holder->describe() + ": " + refused +
+         (r.holder->liveness() == RunHolder::Liveness::unknown
+              ? " (processes of that host cannot be checked from here; wait for it to end)"
+              : " (wait for it to end, or stop that process first)");
+}
+
+namespace {
 
 // What an imported turn may say: a verdict status or one of the statuses named in run_store.h.
 bool importable_status(const std::string& s) {
@@ -234,6 +284,8 @@ std::string to_string(RunStatus s) {
     case RunStatus::running: return "running";
     case RunStatus::finished: return "finished";
     case RunStatus::interrupted: return "interrupted";
+    case RunStatus::failed: return "failed";
+    case RunStatus::crashed: return "crashed";
   }
   return "running";
 }
@@ -277,7 +329,7 @@ std::string to_string(NextAction a) {
 }
 
 std::optional<RunStatus> parse_run_status(const std::string& s) {
-  for (RunStatus v : {RunStatus::running, RunStatus::finished, RunStatus::interrupted})
+  for (RunStatus v : {RunStatus::running, RunStatus::finished, RunStatus::interrupted, RunStatus::failed, RunStatus::crashed})
     if (to_string(v) == s) return v;
   return std::nullopt;
 }
@@ -311,19 +363,21 @@ NextAction ResumePoint::next() const {
 // ---------------------------------------------------------------------------------------- open
 
 namespace {
-std::string checked_path(const std::string& path, RunStore::Open mode) {
-  if (mode == RunStore::Open::existing && !std::filesystem::exists(path))
-    throw RunStoreError("no run store at " + path);
-  return path;
+SqliteDb::Mode db_mode(RunStore::Open mode) {
+  switch (mode) {
+    case RunStore::Open::create: return SqliteDb::Mode::create;
+    case RunStore::Open::existing: return SqliteDb::Mode::existing;
+    case RunStore::Open::read_only: return SqliteDb::Mode::read_only;
+  }
+  return SqliteDb::Mode::existing;
 }
 }  // namespace
 
-RunStore::RunStore(const std::string& path, Open mode) : m_path(path), m_db(checked_path(path, mode)) {
+RunStore::RunStore(const std::string& path, Open mode) : m_path(path), m_db(path, db_mode(mode)) {
   // Turns are minutes apart: a full fsync per commit costs nothing here and keeps the last step
   // even across a power loss, not only a process kill (which WAL with NORMAL already survives).
-  m_db.exec("PRAGMA synchronous=FULL");
-  if (std::string problem = m_db.migrate(kApplicationId, "run store", kMigrations); !problem.empty())
-    throw RunStoreError(problem);
+  if (mode != Open::read_only) m_db.exec("PRAGMA synchronous=FULL");
+  m_db.open_store(kApplicationId, "run store", kMigrations);
 }
 
 // ---------------------------------------------------------------------------------------- runs
@@ -341,14 +395,16 @@ std::string RunStore::insert_run_locked(const ordered_json& config, const std::s
     }
     double t = now();
     auto insert = m_db.prepare("INSERT INTO runs (id, created_at, updated_at, status, model, notes, config, origin, gpu, "
-                               "import_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-    insert.bind(1, id).bind(2, t).bind(3, t).bind(4, to_string(status)).bind(5, model).bind(6, notes);
+                               "import_key, state) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+    insert.bind(1, id).bind(2, t).bind(3, t).bind(4, legacy_status(status)).bind(5, model).bind(6, notes);
     insert.bind(7, config.dump()).bind(8, origin).bind(9, gpu);
     if (import_key.empty())
       insert.bind_null(10);
     else
       insert.bind(10, import_key);
+    insert.bind(11, to_string(status));
     insert.run();
+    if (status == RunStatus::running) hold_locked(id);
     return id;
   }
 }
@@ -369,12 +425,16 @@ std::vector<RunInfo> RunStore::list_runs() const {
   return out;
 }
 
-std::optional<RunInfo> RunStore::find_run(const std::string& id) const {
-  std::lock_guard lock(m_mutex);
+std::optional<RunInfo> RunStore::find_run_locked(const std::string& id) const {
   auto st = m_db.prepare(std::string("SELECT ") + kRunColumns + " FROM runs WHERE id = ?");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
   return read_run(st);
+}
+
+std::optional<RunInfo> RunStore::find_run(const std::string& id) const {
+  std::lock_guard lock(m_mutex);
+  return find_run_locked(id);
 }
 
 RunInfo RunStore::run(const std::string& id) const {
@@ -385,24 +445,104 @@ RunInfo RunStore::run(const std::string& id) const {
 
 ordered_json RunStore::run_config(const std::string& id) const { return run(id).config; }
 
-void RunStore::set_run_status(const std::string& id, RunStatus status) {
-  std::lock_guard lock(m_mutex);
-  {
-    // Finalised before the UPDATE: a SELECT left stepped holds its read transaction open, and the
-    // write would then have to upgrade it, which SQLite refuses at once (SQLITE_BUSY, no busy wait)
-    // when another process (an MCP server, the token proxy) wrote to the store in between.
-    auto origin = m_db.prepare("SELECT origin FROM runs WHERE id = ?");
-    origin.bind(1, id);
-    if (origin.step() && origin.text(0) != kMeasuredOrigin)
-      throw RunStoreError("cannot set the status of run " + id + ": it was imported (" + origin.text(0) +
-                          "), not run here");
-  }
-  m_db.prepare("UPDATE runs SET status = ?, updated_at = ? WHERE id = ?")
-      .bind(1, to_string(status))
-      .bind(2, now())
-      .bind(3, id)
+void RunStore::hold_locked(const std::string& id) {
+  RunHolder me = RunHolder::current();
+  m_db.prepare("UPDATE runs SET holder_pid = ?, holder_host = ?, holder_started = ? WHERE id = ?")
+      .bind(1, me.pid)
+      .bind(2, me.host)
+      .bind(3, me.started)
+      .bind(4, id)
       .run();
+}
+
+void RunStore::set_run_status(const std::string& id, RunStatus status, const std::string& failure) {
+  if (status == RunStatus::crashed)
+    throw RunStoreError("cannot set run " + id + " crashed: that is how a running run whose process is gone reads");
+  std::lock_guard lock(m_mutex);
+  // BEGIN IMMEDIATE before the SELECT: a read left open would have to be upgraded for the write,
+  // which SQLite refuses at once (SQLITE_BUSY, no busy wait) when another process (an MCP server,
+  // the token proxy) wrote to the store in between.
+  SqliteTransaction tx(m_db);
+  auto r = find_run_locked(id);
+  if (!r) throw RunStoreError("no run '" + id + "' in " + m_path);
+  if (r->imported())
+    throw RunStoreError("cannot set the status of run " + id + ": it was imported (" + r->origin + "), not run here");
+  m_db.prepare("UPDATE runs SET state = ?, status = ?, failure = ?, updated_at = ?, holder_pid = NULL, holder_host = NULL, "
+               "holder_started = NULL WHERE id = ?")
+      .bind(1, to_string(status))
+      .bind(2, legacy_status(status))
+      .bind(3, status == RunStatus::failed ? failure : std::string())
+      .bind(4, now())
+      .bind(5, id)
+      .run();
+  if (status == RunStatus::running) hold_locked(id);
+  tx.commit();
+}
+
+RunInfo RunStore::claim_run(const std::string& id) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  auto r = find_run_locked(id);
+  if (!r) throw RunStoreError("no run '" + id + "' in " + m_path);
+  if (r->imported())
+    throw RunStoreError("run " + id + " was imported (" + r->origin + "): it holds reference results, not a run of ours to resume");
+  if (std::string held = held_elsewhere(*r, "it cannot be resumed twice"); !held.empty()) throw RunHeldError(held);
+  m_db.prepare("UPDATE runs SET state = 'running', status = 'running', failure = '', updated_at = ? WHERE id = ?")
+      .bind(1, now())
+      .bind(2, id)
+      .run();
+  hold_locked(id);
+  tx.commit();
+  return *r;
+}
+
+void RunStore::set_run_archived(const std::string& id, bool archived) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  auto update = m_db.prepare(archived ? "UPDATE runs SET archived_at = COALESCE(archived_at, ?) WHERE id = ?"
+                                      : "UPDATE runs SET archived_at = NULL WHERE id = ?");
+  if (archived) update.bind(1, now()).bind(2, id);
+  else update.bind(1, id);
+  update.run();
   if (m_db.changes() != 1) throw RunStoreError("no run '" + id + "' in " + m_path);
+  tx.commit();
+}
+
+DeletedRun RunStore::delete_run(const std::string& id, bool force) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  auto r = find_run_locked(id);
+  if (!r) throw RunStoreError("no run '" + id + "' in " + m_path);
+  if (std::string held = held_elsewhere(*r, "it is not deleted while it runs, unless --force");
+      !force && !held.empty())
+    throw RunHeldError(held);
+  DeletedRun out;
+  auto count = [&](const char* sql) {
+    auto st = m_db.prepare(sql);
+    st.bind(1, id);
+    st.step();
+    return st.integer(0);
+  };
+  out.trajectories = count("SELECT COUNT(*) FROM trajectories WHERE run_id = ?");
+  out.turns = count("SELECT COUNT(*) FROM turns WHERE trajectory_id IN (SELECT id FROM trajectories WHERE run_id = ?)");
+  // Every table keyed by trajectory_id, ours (messages, usage, verdicts, infra_attempts) and those
+  // other components keep in this file (the usage proxy's agent_model_calls), before the turns and
+  // trajectories their foreign keys point at.
+  std::vector<std::string> tables;
+  {
+    auto st = m_db.prepare("SELECT m.name FROM sqlite_master m WHERE m.type = 'table' AND m.name NOT IN ('turns', 'trajectories') "
+                           "AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = 'trajectory_id')");
+    while (st.step()) tables.push_back(st.text(0));
+  }
+  tables.push_back("turns");
+  for (const auto& t : tables)
+    m_db.prepare("DELETE FROM \"" + t + "\" WHERE trajectory_id IN (SELECT id FROM trajectories WHERE run_id = ?)").bind(1, id).run();
+  m_db.prepare("DELETE FROM trajectories WHERE run_id = ?").bind(1, id).run();
+  m_db.prepare("DELETE FROM runs WHERE id = ?").bind(1, id).run();
+  // Candidates are shared by content: only those no remaining turn names go.
+  m_db.exec("DELETE FROM candidates WHERE sha256 NOT IN (SELECT candidate_sha256 FROM turns WHERE candidate_sha256 IS NOT NULL)");
+  tx.commit();
+  return out;
 }
 
 void RunStore::set_run_notes(const std::string& id, const std::string& notes) {
@@ -791,7 +931,7 @@ void RunStore::record_submission(int64_t trajectory_id, int64_t turn, const std:
   if (c.extraction_error)
     throw RunStoreError("cannot store the submission: " + turn_name(trajectory_id, turn) + " has no candidate");
   if (task_id.empty()) throw RunStoreError("cannot store the submission: empty task id");
-  m_db.prepare("UPDATE turns SET task_id = ?, submissions = 1 WHERE trajectory_id = ? AND turn = ?")
+  m_db.prepare("UPDATE turns SET task_id = ?, submissions = submissions + 1 WHERE trajectory_id = ? AND turn = ?")
       .bind(1, task_id)
       .bind(2, trajectory_id)
       .bind(3, turn)
@@ -820,20 +960,76 @@ void RunStore::record_resubmission(int64_t trajectory_id, int64_t turn, const st
   tx.commit();
 }
 
+// An evaluation's verdict, read, for the turn waiting for that task: an INFRA_ERROR kept aside and a
+// verdict stored pass the same checks (the turn was submitted, as this task, and the verdict parses).
+Verdict RunStore::awaited_verdict(int64_t trajectory_id, int64_t turn, const std::string& task_id,
+                                  const ordered_json& verdict, const char* action) {
+  auto c = require_step(trajectory_id, turn, {TurnStep::evaluation_submitted}, action);
+  if (c.task_id != task_id)
+    throw RunStoreError(std::string("cannot ") + action + " of task '" + task_id + "': " + turn_name(trajectory_id, turn) +
+                        " waits for task '" + c.task_id.value_or("") + "'");
+  try {
+    return Verdict::from_json(verdict);
+  } catch (const InputError& e) {
+    throw RunStoreError("the verdict of " + turn_name(trajectory_id, turn) + " is unreadable: " + e.what());
+  }
+}
+
+int64_t RunStore::record_infra_attempt(int64_t trajectory_id, int64_t turn, const std::string& task_id,
+                                       const ordered_json& verdict) {
+  std::lock_guard lock(m_mutex);
+  SqliteTransaction tx(m_db);
+  Verdict v = awaited_verdict(trajectory_id, turn, task_id, verdict, "keep the INFRA_ERROR");
+  if (v.status != Status::INFRA_ERROR)
+    throw RunStoreError("only INFRA_ERROR verdicts are kept aside; " + turn_name(trajectory_id, turn) + " got " +
+                        to_string(v.status));
+  auto last = m_db.prepare("SELECT COALESCE(MAX(attempt), 0) + 1 FROM infra_attempts WHERE trajectory_id = ? AND turn = ?");
+  last.bind(1, trajectory_id).bind(2, turn);
+  last.step();
+  int64_t attempt = last.integer(0);
+  m_db.prepare("INSERT INTO infra_attempts (trajectory_id, turn, attempt, task_id, verdict, created_at) VALUES (?, ?, ?, ?, ?, ?)")
+      .bind(1, trajectory_id)
+      .bind(2, turn)
+      .bind(3, attempt)
+      .bind(4, task_id)
+      .bind(5, verdict.dump())
+      .bind(6, now())
+      .run();
+  // Back to the step before the submission: the loop submits the candidate again.
+  m_db.prepare("UPDATE turns SET task_id = NULL, step = ? WHERE trajectory_id = ? AND turn = ?")
+      .bind(1, static_cast<int64_t>(TurnStep::candidate_extracted))
+      .bind(2, trajectory_id)
+      .bind(3, turn)
+      .run();
+  tx.commit();
+  return attempt;
+}
+
+std::vector<InfraAttempt> RunStore::infra_attempts(int64_t trajectory_id) const {
+  std::lock_guard lock(m_mutex);
+  std::vector<InfraAttempt> out;
+  auto st = m_db.prepare("SELECT turn, attempt, task_id, verdict, created_at FROM infra_attempts WHERE trajectory_id = ? "
+                         "ORDER BY turn, attempt");
+  st.bind(1, trajectory_id);
+  while (st.step()) {
+    InfraAttempt a;
+    a.trajectory_id = trajectory_id;
+    a.turn = st.integer(0);
+    a.attempt = st.integer(1);
+    a.task_id = st.text(2);
+    a.verdict = ordered_json::parse(st.text(3));
+    if (a.verdict.contains("message") && a.verdict["message"].is_string()) a.message = a.verdict["message"].get<std::string>();
+    a.created_at = st.real(4);
+    out.push_back(std::move(a));
+  }
+  return out;
+}
+
 Verdict RunStore::record_verdict(int64_t trajectory_id, int64_t turn, const std::string& task_id,
                                  const ordered_json& verdict) {
   std::lock_guard lock(m_mutex);
   SqliteTransaction tx(m_db);
-  auto c = require_step(trajectory_id, turn, {TurnStep::evaluation_submitted}, "store the verdict");
-  if (c.task_id != task_id)
-    throw RunStoreError("cannot store the verdict of task '" + task_id + "': " + turn_name(trajectory_id, turn) +
-                        " waits for task '" + c.task_id.value_or("") + "'");
-  Verdict v;
-  try {
-    v = Verdict::from_json(verdict);
-  } catch (const InputError& e) {
-    throw RunStoreError("the verdict of " + turn_name(trajectory_id, turn) + " is unreadable: " + e.what());
-  }
+  Verdict v = awaited_verdict(trajectory_id, turn, task_id, verdict, "store the verdict");
   std::string status = to_string(v.status);
   std::optional<double> speedup = v.speedup;
   bool target = v.target_instruction_correct;
@@ -906,7 +1102,8 @@ std::vector<TurnRecord> RunStore::turns_locked(int64_t trajectory_id, std::optio
       v.verdict, u.id, u.prompt_tokens, u.completion_tokens, u.reasoning_tokens, u.cached_tokens, u.latency_s,
       u.attempts, u.provider, u.model, u.finish_reason,
       (SELECT reasoning FROM messages m WHERE m.trajectory_id = t.trajectory_id AND m.turn = t.turn AND m.kind = 'answer'),
-      c.language
+      c.language,
+      (SELECT COUNT(*) FROM infra_attempts i WHERE i.trajectory_id = t.trajectory_id AND i.turn = t.turn)
     FROM turns t
     LEFT JOIN candidates c ON c.sha256 = t.candidate_sha256
     LEFT JOIN verdicts v ON v.trajectory_id = t.trajectory_id AND v.turn = t.turn
@@ -949,6 +1146,7 @@ std::vector<TurnRecord> RunStore::turns_locked(int64_t trajectory_id, std::optio
                            st.integer(23), st.text(24),    st.text(25),    st.text(26)};
     r.reasoning = st.optional_text(27);
     if (auto language = st.optional_text(28)) r.candidate_language = parse_candidate_language(*language);
+    r.infra_attempts = st.integer(29);
     out.push_back(std::move(r));
   }
   return out;

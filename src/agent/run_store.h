@@ -14,6 +14,7 @@
 
 #include "common/error.h"
 #include "common/json_check.h"
+#include "agent/run_holder.h"
 #include "common/sqlite_db.h"
 #include "compile/triton_check.h"
 #include "verdict/verdict.h"
@@ -26,7 +27,18 @@ class RunStoreError : public Error {
   explicit RunStoreError(const std::string& message) : Error("run store", message) {}
 };
 
-enum class RunStatus { running, finished, interrupted };
+/// A run another live process holds (resume, delete): bad input, not our bug (exit 2). The
+/// message names the holder and says what to do.
+class RunHeldError : public InputError {
+ public:
+  explicit RunHeldError(const std::string& message) : InputError("run store", message) {}
+};
+
+/// A run's lifecycle (docs/agent.md, "Run lifecycle"). Stored: running, finished, failed (an error
+/// we caught stopped it; RunInfo::failure says which) and interrupted (what versions before schema
+/// 4 wrote for a run that ended with failed or unfinished trajectories). `crashed` is never
+/// stored: it is how a stored `running` run reads once the process that held it is gone.
+enum class RunStatus { running, finished, interrupted, failed, crashed };
 enum class TrajectoryStatus { running, stopped_early, finished, failed };
 
 /// How far a turn got. Each step is one transaction, taken in this order; a turn whose candidate
@@ -97,11 +109,17 @@ struct RunInfo {
   /// whose verdicts name theirs.
   std::string gpu{};
   std::string import_key{};  ///< imported runs: what makes the import unique ("" for measured runs)
+  std::string failure{};     ///< failed: the error that stopped the run; "" otherwise
+  /// While stored as running: the process that holds it (none for runs of older versions, which
+  /// read as crashed). `status` is already crashed when this process is gone.
+  std::optional<RunHolder> holder{};
+  std::optional<double> archived_at{};  ///< archived (Unix seconds): hidden from `run --list` unless --all
 
   [[nodiscard]] bool imported() const { return origin != kMeasuredOrigin; }
+  [[nodiscard]] bool archived() const { return archived_at.has_value(); }
 };
 
-/// What makes a trajectory unique within its run (DESIGN §6: definition × prompt tag × index).
+/// What makes a trajectory unique within its run (docs/design.md §6: definition × prompt tag × index).
 struct TrajectoryKey {
   std::string definition;
   std::string workload_uuid;
@@ -135,7 +153,10 @@ struct TurnRecord {
   std::optional<CandidateLanguage> candidate_language;  ///< with the candidate: what it was stored as
   std::optional<std::string> extraction_error;
   std::optional<std::string> task_id;  ///< the service task of the current submission
-  int64_t submissions = 0;             ///< 1, or more after record_resubmission
+  int64_t submissions = 0;             ///< 1, or more after record_resubmission or an INFRA_ERROR re-run
+  /// INFRA_ERROR evaluations of this turn kept aside (record_infra_attempt): re-run, never shown
+  /// to the model, never a turn of their own.
+  int64_t infra_attempts = 0;
   std::optional<Verdict> verdict;      ///< read from the stored document (record_verdict checked it)
   std::string status;                  ///< verdict status, kExtractionErrorStatus, or "" before either
   bool correct = false;                ///< status == PASSED
@@ -144,6 +165,28 @@ struct TurnRecord {
   std::optional<std::string> feedback;
   double started_at = 0.0;
   std::optional<double> answered_at, completed_at;
+};
+
+/// An evaluation that ended INFRA_ERROR (our side failed: worker died, GPU sick), kept as a record
+/// beside its turn: the turn was evaluated again, so reports never count it.
+struct InfraAttempt {
+  int64_t trajectory_id = 0;
+  int64_t turn = 0;
+  int64_t attempt = 0;  ///< 1.. within the turn
+  std::string task_id;
+  std::string message;  ///< the verdict's message
+  ordered_json verdict;
+  double created_at = 0.0;
+};
+
+/// When another live process holds `run` (or one of another host, which cannot be checked): "run
+/// ID is running in pid N on host H: <refused> (...)"; "" when nothing holds it but this process.
+std::string held_elsewhere(const RunInfo& run, const std::string& refused);
+
+/// What delete_run removed.
+struct DeletedRun {
+  int64_t trajectories = 0;
+  int64_t turns = 0;
 };
 
 /// One completed turn of an imported run: the outcome only (no answer, candidate or verdict).
@@ -175,7 +218,7 @@ struct ImportedRun {
   std::vector<ImportedTrajectory> trajectories;
 };
 
-/// One row per turn for reports (`ptxbench report`): DESIGN §7 metrics are computed from these.
+/// One row per turn for reports (`ptxbench report`): docs/design.md §7 metrics are computed from these.
 struct TurnRow {
   int64_t trajectory_id = 0;
   int64_t turn = 0;
@@ -220,28 +263,48 @@ struct TrajectoryEnd {
 /// processes) on the same file are serialized by SQLite (WAL, BEGIN IMMEDIATE, busy timeout).
 class RunStore {
  public:
-  enum class Open { create, existing };
-  /// Opens the store, creating or migrating its schema. Throws RunStoreError when the file was
-  /// written by a newer ptxbench (PRAGMA user_version above ours) or is another kind of database.
+  /// create: the file is made when missing; existing: a missing file is a StoreError; read_only:
+  /// as existing, and nothing is written (SqliteDb::Mode::read_only; an older schema is migrated
+  /// once first): for commands that only list or report.
+  enum class Open { create, existing, read_only };
+  /// Opens the store, creating or migrating its schema. Throws StoreError (exit 2) when the file is
+  /// missing (existing, read_only), was written by a newer ptxbench (PRAGMA user_version above
+  /// ours) or is another kind of database.
   explicit RunStore(const std::string& path, Open mode = Open::create);
   RunStore(const RunStore&) = delete;
   RunStore& operator=(const RunStore&) = delete;
 
   /// 2: runs.origin, runs.gpu, runs.import_key (imported runs); 3: candidates.language (Triton
-  /// candidates, issue 22; older candidates are 'cuda'). Older files are migrated in place.
-  static constexpr int kSchemaVersion = 3;
+  /// candidates, issue 22; older candidates are 'cuda'); 4: the run lifecycle (runs.state with
+  /// `failed`, runs.failure, the holder, runs.archived_at) and the infra_attempts table. Older
+  /// files are migrated in place.
+  static constexpr int kSchemaVersion = 4;
   [[nodiscard]] const std::string& path() const noexcept { return m_path; }
 
   // ---- runs
-  /// A new run with a short readable id, status running.
+  /// A new run with a short readable id, status running, held by the calling process.
   std::string create_run(const ordered_json& config, const std::string& model, const std::string& notes = "");
-  [[nodiscard]] std::vector<RunInfo> list_runs() const;  ///< newest first
+  /// Newest first, archived ones included (RunInfo::archived); a running run whose holder is gone
+  /// reads as crashed.
+  [[nodiscard]] std::vector<RunInfo> list_runs() const;
   [[nodiscard]] std::optional<RunInfo> find_run(const std::string& id) const;
   [[nodiscard]] RunInfo run(const std::string& id) const;  ///< throws when unknown
   [[nodiscard]] ordered_json run_config(const std::string& id) const;
-  /// Refused for imported runs (they are finished when written).
-  void set_run_status(const std::string& id, RunStatus status);
+  /// running: the calling process holds the run from now on; finished, interrupted, failed: the
+  /// run is let go (`failure` is stored with failed, cleared otherwise). crashed is refused (it is
+  /// never stored), and so is any status of an imported run (finished when written).
+  void set_run_status(const std::string& id, RunStatus status, const std::string& failure = "");
+  /// `--resume`: the calling process takes the run over (status running, failure cleared) unless
+  /// another live process holds it (RunHeldError naming it) or it was imported (RunStoreError).
+  /// Returns the run as it was before.
+  RunInfo claim_run(const std::string& id);
   void set_run_notes(const std::string& id, const std::string& notes);
+  /// Hides the run from `run --list` (archived) or shows it again; reports still read it by id.
+  void set_run_archived(const std::string& id, bool archived);
+  /// Removes the run and everything of it (trajectories, turns, messages, usage, verdicts, INFRA
+  /// attempts, rows of other tables keyed by its trajectories; candidates no other turn uses) in
+  /// one transaction. A run a live process holds is refused (RunHeldError) unless `force`.
+  DeletedRun delete_run(const std::string& id, bool force = false);
 
   // ---- imported runs (reference results of another benchmark; docs/report.md)
   /// Writes the runs with their trajectories and turns in ONE transaction: all or nothing. A run
@@ -271,7 +334,7 @@ class RunStore {
   //      refused for trajectories of imported runs)
   /// turn must be 1 + the last turn, which must be complete; the opening messages must exist.
   void begin_turn(int64_t trajectory_id, int64_t turn);
-  /// The assistant message, its reasoning text (kept for fine-tuning records, DESIGN §9; never sent
+  /// The assistant message, its reasoning text (kept for fine-tuning records, docs/design.md §9; never sent
   /// back to the model by the store) and the call's usage, in one transaction.
   void record_model_answer(int64_t trajectory_id, int64_t turn, const std::string& answer, const ModelUsage& usage,
                            const std::string& reasoning = "");
@@ -284,6 +347,11 @@ class RunStore {
   /// The service lost the task (expired, deleted): the evaluation was submitted again.
   void record_resubmission(int64_t trajectory_id, int64_t turn, const std::string& old_task_id,
                            const std::string& new_task_id);
+  /// The submission `task_id` ended INFRA_ERROR: the verdict is kept aside as the turn's next
+  /// InfraAttempt and the turn goes back to candidate_extracted, so the loop submits it again
+  /// (the model never sees it and the turn budget is not spent). Returns the attempt's number.
+  int64_t record_infra_attempt(int64_t trajectory_id, int64_t turn, const std::string& task_id,
+                               const ordered_json& verdict);
   /// `task_id` must be the current submission's, so a stale result cannot be attached. The
   /// document is stored as it came; one that Verdict::from_json cannot read is refused.
   /// Returns the verdict as read.
@@ -299,11 +367,16 @@ class RunStore {
   [[nodiscard]] std::vector<TurnRecord> turns(int64_t trajectory_id) const;
   [[nodiscard]] std::vector<TurnRow> turn_rows(int64_t trajectory_id) const;
   [[nodiscard]] std::optional<std::string> candidate_source(const std::string& sha256) const;
+  /// The INFRA_ERROR evaluations kept aside for the trajectory's turns, in order.
+  [[nodiscard]] std::vector<InfraAttempt> infra_attempts(int64_t trajectory_id) const;
 
  private:
   struct StepCheck;
   StepCheck require_step(int64_t trajectory_id, int64_t turn, std::initializer_list<TurnStep> allowed,
                          const char* action);
+  /// The verdict of `task_id`, parsed, for a turn that waits for that task; RunStoreError otherwise.
+  Verdict awaited_verdict(int64_t trajectory_id, int64_t turn, const std::string& task_id, const ordered_json& verdict,
+                          const char* action);
   void require_running(int64_t trajectory_id, const char* action);
   /// The origin of the trajectory's run; throws RunStoreError for an unknown trajectory.
   [[nodiscard]] std::string origin_locked(int64_t trajectory_id) const;
@@ -313,6 +386,9 @@ class RunStore {
                                 RunStatus status);
   void import_turn_locked(int64_t trajectory_id, const ImportedTurn& turn);
   [[nodiscard]] std::optional<RunInfo> find_imported_locked(const std::string& import_key) const;
+  [[nodiscard]] std::optional<RunInfo> find_run_locked(const std::string& id) const;
+  /// The calling process becomes the run's holder (inside the caller's transaction).
+  void hold_locked(const std::string& id);
   void set_step(int64_t trajectory_id, int64_t turn, TurnStep step, const char* time_column);
   int64_t next_seq(int64_t trajectory_id);
   void insert_message(int64_t trajectory_id, int64_t turn, const std::string& role, const std::string& content,

@@ -1,11 +1,18 @@
 #include "agent/turn_loop.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+
 #include "adapt/notes_feedback.h"
 #include "adapt/repair_note.h"
 #include "agent/code_extract.h"
+#include "agent/sweep_evaluation.h"
 #include "common/enum_names.h"
 #include "common/error.h"
+#include "service/service_client.h"
 #include "verdict/feedback.h"
+#include "verdict/sweep_verdict.h"
 
 namespace ptxbench {
 namespace {
@@ -19,11 +26,38 @@ constexpr EnumName<TurnPhase> kPhases[] = {
 std::string to_string(TurnPhase p) { return enum_name(kPhases, p); }
 TurnPhase parse_turn_phase(std::string_view text) { return parse_enum(kPhases, text, "turn phase"); }
 
-TrajectoryRunner::TrajectoryRunner(RunStore& store, Policy& policy, const ServiceClient& service, const RunConfig& config,
+std::string trajectory_label(const TrajectoryKey& key) {
+  return key.definition + "/" + key.prompt_tag + "#" + std::to_string(key.index);
+}
+
+std::string protocol_note(const RunConfig& c, int64_t turn) {
+  const std::string target = fmt::format("{:g}×", c.target_speedup);
+  const int64_t left = std::max<int64_t>(0, c.num_turns - turn);
+  std::string turns = left == 0 ? fmt::format("this was the last of your {} turns", c.num_turns)
+                                : fmt::format("you have {} of {} turns left", left, c.num_turns);
+  if (!c.workloads.empty())  // a sweep: its speedup is the geometric mean, PASSED means at every workload
+    return fmt::format("\nTarget: a geometric-mean speedup of at least {} over the baseline library across the "
+                       "workloads, with the kernel PASSED at every workload. The trajectory stops when a turn is "
+                       "PASSED with that speedup ≥ {}; {}.\n",
+                       target, target, turns);
+  return fmt::format("\nTarget: a speedup of at least {} over the baseline library, with the kernel PASSED. The "
+                     "trajectory stops when a turn is PASSED with speedup ≥ {}; {}.\n",
+                     target, target, turns);
+}
+
+std::string turn_feedback(const std::string& verdict_text, const RunConfig& config, int64_t turn) {
+  std::string out = verdict_text;
+  if (!out.empty() && out.back() != '\n') out += '\n';
+  return out + protocol_note(config, turn);
+}
+
+TrajectoryRunner::TrajectoryRunner(RunStore& store, Policy& policy, EvaluationClient& evaluation, const RunConfig& config,
                                    const Catalog& catalog, const PromptBuilder& prompts, std::string run_id,
-                                   const NotesStore* notes)
-    : m_store(store), m_policy(policy), m_service(service), m_config(config), m_catalog(catalog), m_prompts(prompts),
-      m_run_id(std::move(run_id)), m_notes(notes) {
+                                   const NotesStore* notes, RunControl* control)
+    : m_store(store), m_policy(policy),
+      m_sweep(config.workloads.empty() ? nullptr : make_sweep_evaluation(evaluation, catalog, config.workloads)),
+      m_evaluation(m_sweep ? *m_sweep : evaluation), m_config(config), m_catalog(catalog), m_prompts(prompts),
+      m_run_id(std::move(run_id)), m_notes(notes), m_control(control ? control : &m_own_control) {
   if (m_config.repair_notes.enabled() && !m_notes)
     throw InputError("agent", "repair_notes mode " + to_string(m_config.repair_notes.mode) + " needs its notes store open");
 }
@@ -41,6 +75,7 @@ std::vector<StoredMessage> TrajectoryRunner::opening_messages(const TrajectoryKe
                                                 : m_catalog.find_workload(key.definition, key.workload_uuid);
   std::string tag = base_prompt_tag(key.prompt_tag);
   Prompt p = m_prompts.build(def, resolve_workload(def, w), tag, m_config.arch);
+  if (!m_config.workloads.empty()) p.user += sweep_task_note(def, select_workloads(m_catalog, key.definition, m_config.workloads));
   std::vector<StoredMessage> out = {{"system", p.system, 0, 0, ""}, {"user", p.user, 0, 0, ""}};
   if (tag == key.prompt_tag) return out;
   // A repair trajectory: the seed of its index, as if the model had answered it at turn 0.
@@ -82,10 +117,11 @@ ordered_json evaluation_request(const TrajectoryKey& key, const std::string& sou
 }
 
 void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&)>& on_event) {
-  auto emit = [&](int64_t turn, TurnPhase phase, const std::string& detail = "", int64_t tokens = 0) {
-    if (on_event) on_event({id, turn, phase, detail, tokens});
+  auto emit = [&](int64_t turn, TurnPhase phase, const std::string& detail = "", int64_t tokens = 0, bool fake = false) {
+    if (on_event) on_event({id, turn, phase, detail, tokens, fake});
   };
   for (;;) {
+    if (m_control->stopped()) return;  // the run failed elsewhere: leave this trajectory resumable
     ResumePoint rp = m_store.resume_point(id);
     const TrajectoryKey& key = rp.trajectory.key;
     int64_t turn = rp.turn;
@@ -139,32 +175,42 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
         // The key names the turn: a run killed between the submission and record_submission
         // gets the same task back when it resumes.
         std::string idem = m_run_id + ":" + std::to_string(id) + ":" + std::to_string(turn);
-        m_store.record_submission(id, turn, m_service.submit(body, idem));
+        // After an INFRA_ERROR the same candidate goes again under a key of its own, or the
+        // service would hand the failed task back.
+        if (rp.last->infra_attempts > 0) idem += ":infra" + std::to_string(rp.last->infra_attempts);
+        m_store.record_submission(id, turn, m_evaluation.submit(body, idem));
         break;
       }
       case NextAction::await_verdict: {
         const std::string& task = *rp.last->task_id;
         ordered_json t;
         try {
-          t = m_service.wait_done(task, m_config.eval_timeout_s);
+          t = m_evaluation.wait_done(task, m_config.eval_timeout_s);
         } catch (const Error&) {
           // An unknown task (expired from the service's queue, a new queue): submit it again.
-          if (!m_service.forgot(task)) throw;
+          if (!m_evaluation.forgot(task)) throw;
           ordered_json body = evaluation_request(key, *rp.last->candidate_source, m_config);
           std::string idem = m_run_id + ":" + std::to_string(id) + ":" + std::to_string(turn) + ":" +
                              std::to_string(rp.last->submissions + 1);
-          m_store.record_resubmission(id, turn, task, m_service.submit(body, idem));
+          m_store.record_resubmission(id, turn, task, m_evaluation.submit(body, idem));
           break;
         }
-        Verdict verdict = m_store.record_verdict(id, turn, task, ServiceClient::verdict_document(t));
-        emit(turn, TurnPhase::verdict, to_string(verdict.status));
+        ordered_json document = ServiceClient::verdict_document(t);
+        if (document.contains("status") && document["status"] == to_string(Status::INFRA_ERROR)) {
+          handle_infra_error(id, key, turn, task, document);
+          break;
+        }
+        Verdict verdict = m_store.record_verdict(id, turn, task, document);
+        emit(turn, TurnPhase::verdict, to_string(verdict.status), 0, verdict.fake_backend);
         break;
       }
       case NextAction::feedback_or_complete: {
         const TurnRecord& last = *rp.last;
-        std::string feedback = last.extraction_error ? *last.extraction_error : render_feedback(*last.verdict);
+        std::string feedback =
+            turn_feedback(last.extraction_error ? *last.extraction_error : render_turn_feedback(*last.verdict), m_config, turn);
         // Repair notes go with a failed verdict only: a PASSED one, an INFRA_ERROR (ours, not the
-        // kernel's), or an answer with no kernel to search by (extraction error) keeps its feedback.
+        // kernel's; a stored one comes only from runs before INFRA_ERRORs were re-run), or an
+        // answer with no kernel to search by (extraction error) keeps its feedback.
         if (!last.extraction_error && !last.correct && last.candidate_source && last.status != to_string(Status::INFRA_ERROR))
           feedback = with_repair_notes(feedback, *last.candidate_source, key.definition);
         m_store.record_feedback(id, turn, feedback);
@@ -183,6 +229,24 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
       }
     }
   }
+}
+
+void TrajectoryRunner::handle_infra_error(int64_t id, const TrajectoryKey& key, int64_t turn, const std::string& task,
+                                          const ordered_json& document) {
+  int64_t attempt = m_store.record_infra_attempt(id, turn, task, document);
+  int seen = ++m_infra_seen[{id, turn}];
+  std::string why = Verdict::from_json(document).message;  // record_infra_attempt read it already
+  if (why.empty()) why = "no message";
+  std::string where = trajectory_label(key) + " turn " + std::to_string(turn);
+  if (seen > m_config.infra_error_retries)
+    throw InfraErrorPersists("evaluation", fmt::format("{}: ended INFRA_ERROR {} time(s) in a row ({} kept for the turn): "
+                                                       "{}; the evaluation service cannot measure now",
+                                                       where, seen, attempt, why));
+  double wait = m_config.infra_error_backoff_s * std::ldexp(1.0, seen - 1);
+  m_control->notice(fmt::format("[run] {}: INFRA_ERROR ({}), our side, not the kernel's: evaluating it again in {:g} s "
+                                "(re-run {} of {}); the model does not see it and the turn is not spent",
+                                where, why, wait, seen, m_config.infra_error_retries));
+  m_control->sleep_for(wait);
 }
 
 }  // namespace ptxbench

@@ -1,4 +1,4 @@
-// One trajectory's turns (DESIGN §6), driven by the run store's resume point: build the prompt →
+// One trajectory's turns (docs/design.md §6), driven by the run store's resume point: build the prompt →
 // ask the policy → extract the last valid code block → submit to the evaluation service (with an
 // idempotency key, so a resumed turn re-attaches instead of re-submitting) → store the verdict →
 // feedback text → next turn, until PASSED with speedup ≥ target or the turn budget. Every step is
@@ -6,19 +6,24 @@
 // Two repair conditions (issue 19): with the config's repair_notes on, a failed verdict's feedback
 // gets the retrieved repair notes appended before it is stored; in a repair run, the opening
 // messages end with a seed exchange (the wrong kernel, its feedback) stored as turn 0.
+// An INFRA_ERROR verdict (our side failed) is never a turn: it is kept aside and the candidate is
+// evaluated again after a back-off; when the re-runs run out, the whole run fails.
 #pragma once
 
 #include <functional>
+#include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 
 #include "adapt/notes_store.h"
+#include "agent/evaluation_client.h"
 #include "agent/policy.h"
+#include "agent/run_control.h"
 #include "agent/run_config.h"
 #include "agent/run_store.h"
 #include "definitions/catalog.h"
 #include "prompt/prompt_builder.h"
-#include "service/service_client.h"
 
 namespace ptxbench {
 
@@ -44,7 +49,25 @@ struct TurnEvent {
   TurnPhase phase = TurnPhase::model;
   std::string detail;  ///< verdict status, stop reason, error
   int64_t tokens = 0;  ///< answered: prompt + completion tokens of the call
+  bool fake = false;   ///< verdict: it came from a fake evaluation backend (no GPU measured it)
 };
+
+/// "gemm_n7168_k5120/params#2": how progress lines and notices name a trajectory.
+std::string trajectory_label(const TrajectoryKey& key);
+
+/// An INFRA_ERROR that outlived the service's retries and ours: the run cannot go on measuring.
+class InfraErrorPersists : public EnvironmentError {
+ public:
+  using EnvironmentError::EnvironmentError;
+};
+
+/// What the model is told after every turn's verdict besides the verdict itself (the original
+/// PTXBench's protocol): the target speedup, the early-stop rule and the turns left. Starts with a
+/// blank line; appended to the verdict's feedback (or the extraction error), before repair notes.
+std::string protocol_note(const RunConfig& config, int64_t turn);
+/// The feedback of a turn as the model sees it: `verdict_text` (render_turn_feedback's: a sweep's
+/// table and details, or render_feedback's; or the extraction error) followed by protocol_note.
+std::string turn_feedback(const std::string& verdict_text, const RunConfig& config, int64_t turn);
 
 /// The service request for a turn's candidate: {"definition", "source", "workload"?, "options"?},
 /// and `"language": "triton"` only for a Triton run, so a CUDA request stays as it always was and
@@ -54,14 +77,18 @@ ordered_json evaluation_request(const TrajectoryKey& key, const std::string& sou
 class TrajectoryRunner {
  public:
   /// `notes`: the run's notes store, opened once per run; required when the config's
-  /// repair_notes mode is not off (InputError otherwise), unused when it is.
-  TrajectoryRunner(RunStore& store, Policy& policy, const ServiceClient& service, const RunConfig& config,
+  /// repair_notes mode is not off (InputError otherwise), unused when it is. `control`: the run's
+  /// shared stop flag and notices (none: a private one).
+  TrajectoryRunner(RunStore& store, Policy& policy, EvaluationClient& evaluation, const RunConfig& config,
                    const Catalog& catalog, const PromptBuilder& prompts, std::string run_id,
-                   const NotesStore* notes = nullptr);
+                   const NotesStore* notes = nullptr, RunControl* control = nullptr);
 
-  /// Runs the trajectory from wherever it stands until it is no longer running. A model API that
-  /// fails for good, or a policy with no answer, ends it as `failed` (resumable); anything else
-  /// propagates. `on_event` may be empty; it is called from this thread.
+  /// Runs the trajectory from wherever it stands until it is no longer running, or until the run
+  /// is stopped (it returns after the step in hand, the trajectory still running). A model API
+  /// that fails for good, or a policy with no answer, ends it as `failed` (resumable). An
+  /// INFRA_ERROR is evaluated again config.infra_error_retries times (notices say so), then
+  /// InfraErrorPersists is thrown; anything else propagates. `on_event` may be empty; it is
+  /// called from this thread.
   void run(int64_t trajectory_id, const std::function<void(const TurnEvent&)>& on_event = {});
 
   /// The messages a policy sees at a turn under the context policy: full — the task and every
@@ -82,12 +109,24 @@ class TrajectoryRunner {
  private:
   RunStore& m_store;
   Policy& m_policy;
-  const ServiceClient& m_service;
+  /// The run's sweep over the given client when the config names workloads (agent/sweep_evaluation.h).
+  std::unique_ptr<EvaluationClient> m_sweep;
+  EvaluationClient& m_evaluation;  ///< the sweep, or the given client
   const RunConfig& m_config;
   const Catalog& m_catalog;
   const PromptBuilder& m_prompts;
+  /// Keeps an INFRA_ERROR verdict aside (record_infra_attempt), says so, and waits the back-off
+  /// before the loop submits again; throws InfraErrorPersists past the re-run budget.
+  void handle_infra_error(int64_t id, const TrajectoryKey& key, int64_t turn, const std::string& task,
+                          const ordered_json& document);
+
   std::string m_run_id;
   const NotesStore* m_notes;
+  RunControl m_own_control;
+  RunControl* m_control;
+  /// INFRA_ERROR verdicts seen per (trajectory, turn) by this process: the re-run budget starts
+  /// afresh with every start or resume (a resume is the user saying the GPU is fixed).
+  std::map<std::pair<int64_t, int64_t>, int> m_infra_seen;
 };
 
 }  // namespace ptxbench

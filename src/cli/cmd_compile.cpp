@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/eval_args.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "compile/compiler.h"
+#include "compile/solution.h"
 #include "compile/triton_check.h"
 #include "definitions/catalog.h"
 #include "evaluator/evaluator.h"
@@ -21,15 +23,22 @@ void print_status(const CompileResult& r) {
 }
 
 int compile_cuda(const std::string& file, CompileOptions o, bool json) {
-  CompileResult r = Compiler(o).compile(read_file(file));
+  CompileResult r = Compiler(o).compile(read_candidate_file(file).source);  // a Solution .json: the file it makes
+  // nvcc's output names the compile stage's candidate.cu: here it names the user's file.
+  r.log = name_user_file(r.log, file);
+  r.message = name_user_file(r.message, file);
   if (json) {
     ordered_json j = to_json(r);
     j["language"] = to_string(CandidateLanguage::cuda);
     j["artifacts"] = r.dir.string();
     fmt::print("{}\n", j.dump(2));
+  } else if (r.status == CompileStatus::compile_error && !r.log.empty()) {
+    // The message repeats the log's error lines (for the feedback text): nvcc's output once, whole.
+    fmt::print("status: {}{}\n{}\n\n{}\n", to_string(r.status), r.cache_hit ? " (cached)" : "",
+               r.message.substr(0, r.message.find('\n')), r.log);
   } else {
     print_status(r);
-    if (r.status == CompileStatus::compile_error) fmt::print("\n{}\n", r.log);
+    if (r.binding) fmt::print("binding: {}\n", to_string(*r.binding));
     for (const auto& k : r.ptxas.kernels)
       fmt::print("kernel {}: {} registers, {} B smem, {} B stack, {}/{} B spill st/ld\n", k.name, k.registers,
                  k.smem_bytes, k.stack_frame_bytes, k.spill_store_bytes, k.spill_load_bytes);
@@ -82,13 +91,14 @@ int compile_triton(const std::string& file, TritonCheckOptions o, const std::str
     o.expected_args = static_cast<int>(def.inputs.size() + def.outputs.size());
   }
   TritonChecker checker(o);
-  TritonCheck check = checker.run(read_file(file));
+  const std::string source = read_candidate_file(file).source;  // a Solution .json: its Python file
+  TritonCheck check = checker.run(source);
   const CompileResult& r = check.result;
   const std::optional<TritonReport>& report = check.report;
   std::optional<std::string> triton = installed_triton_version(checker.options().python);
   std::string no_build;
   std::optional<TritonBuildOnly> build =
-      triton_build_here(read_file(file), definition, workload, o.arch, r.ok(), triton.has_value(), no_build);
+      triton_build_here(source, definition, workload, o.arch, r.ok(), triton.has_value(), no_build);
   const bool ok = r.ok() && (!build || build->built);
   if (json) {
     ordered_json j = to_json(r);
@@ -142,7 +152,8 @@ void register_compile(CLI::App& app, Action& action) {
   static std::string file, language = "auto", definition, workload;
   static bool json = false, no_cache = false;
   static CompileOptions o;
-  cmd->add_option("file", file, "candidate source: .cu (CUDA) or .py (Triton)")->required();
+  cmd->add_option("file", file, "candidate source: .cu (CUDA), .py (Triton) or .json (a FlashInfer-Bench Solution)")
+      ->required();
   cmd->add_option("--language", language, "auto (by extension), cuda or triton")->capture_default_str();
   cmd->add_option("--arch", o.arch, "target: sm_90a (Hopper) or sm_100a (Blackwell)")->capture_default_str();
   auto* timeout = cmd->add_option("--timeout", o.timeout_s, "time limit, seconds (nvcc; Triton checker: default 30)")
@@ -162,6 +173,7 @@ void register_compile(CLI::App& app, Action& action) {
   cmd->callback([&action, timeout] {
     action = [timeout] {
       CandidateLanguage lang = language == "auto" ? language_of_path(file) : parse_candidate_language(language);
+      if (language == "auto" && fs::path(file).extension() == ".json") lang = read_candidate_file(file).language;
       if (lang == CandidateLanguage::cuda) {
         if (!definition.empty() || !workload.empty())
           throw InputError("compile", "--definition and --workload apply to Triton (.py) files");

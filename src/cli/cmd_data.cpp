@@ -1,7 +1,7 @@
 // `ptxbench data build RECIPE.json [--store FILE] --out DIR [--dry-run] [--json]`, `ptxbench data
 // show DIR` and `ptxbench data notes RECIPE.json --notes FILE [--store FILE] [--dry-run] [--json]`:
 // fine-tuning datasets (fixit, kernelgen) and repair notes from stored runs, as a recipe says
-// (DESIGN §9; docs/adaptation.md).
+// (docs/design.md §9; docs/adaptation.md).
 #include <fmt/format.h>
 
 #include <cstdio>

@@ -28,21 +28,21 @@ void print_summary(const OriginalImportSummary& s) {
     if (!r.already_imported) short_trajectories += r.short_trajectories;
   }
   auto row = [&](const std::string& id, const std::string& model, const std::string& arch, const std::string& gpu,
-                 const std::string& trajectories, const std::string& short_ones, const std::string& turns,
-                 const std::string& result) {
-    fmt::print("{:<20}  {:<{}}  {:<9}  {:<11}  {:>12}  {:>5}  {:>5}  {}\n", id, model, model_width, arch, gpu, trajectories,
-               short_ones, turns, result);
+                 const std::string& experiments, const std::string& trajectories, const std::string& short_ones,
+                 const std::string& turns, const std::string& result) {
+    fmt::print("{:<20}  {:<{}}  {:<9}  {:<11}  {:>11}  {:>12}  {:>5}  {:>5}  {}\n", id, model, model_width, arch, gpu, experiments,
+               trajectories, short_ones, turns, result);
   };
-  row("run", "model", "arch", "gpu", "trajectories", "short", "turns", "result");
+  row("run", "model", "arch", "gpu", "experiments", "trajectories", "short", "turns", "result");
   for (const auto& r : s.runs)
-    row(r.run_id, r.model, r.arch, r.gpu, std::to_string(r.trajectories), std::to_string(r.short_trajectories),
-        std::to_string(r.turns), r.already_imported ? "already imported" : "created");
+    row(r.run_id, r.model, r.arch, r.gpu, std::to_string(r.experiments), std::to_string(r.trajectories),
+        std::to_string(r.short_trajectories), std::to_string(r.turns), r.already_imported ? "already imported" : "created");
   fmt::print("{} runs ({} created, {} already imported), {} models, {} trajectories, {} turns\n", s.runs.size(),
              s.runs_created(), static_cast<int64_t>(s.runs.size()) - s.runs_created(), s.models(), s.trajectories(),
              s.turns());
   if (short_trajectories > 0)
-    fmt::print("short trajectories (fewer turns than their run's longest): {}, stored as failed; reports count them as "
-               "incomplete\n",
+    fmt::print("short trajectories (fewer turns than their run's longest): {}, stored as failed; reports count their missing "
+               "turns as not correct (the paper's rule; report --carry-forward carries the last verdict instead)\n",
                short_trajectories);
   if (s.skipped.empty()) fmt::print("skipped rows: none\n");
   for (const auto& k : s.skipped) fmt::print("skipped {} rows: {}\n", k.rows, k.reason);
@@ -76,7 +76,8 @@ void register_import(CLI::App& app, Action& action) {
   orig->add_flag("--json", a.json, "print the summary as one JSON document (schema ptxbench.import)");
   orig->footer("Importing the same file again changes nothing (runs are keyed by the file's SHA-256, model and arch). A\n"
                "malformed row is a usage error (exit 2) naming its line, and nothing is written. The runs have origin\n"
-               "imported:ptxbench-original: `run --list` shows them, `report` reads them (docs/report.md).");
+               "imported:ptxbench-original: `run --list` shows them, `report` reads them, one row per experiment and\n"
+               "definition (docs/report.md).");
   orig->callback([&action] { action = [] { return import_original_command(a); }; });
 }
 

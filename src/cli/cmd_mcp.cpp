@@ -1,4 +1,4 @@
-// `ptxbench mcp`: the evaluator as an MCP server over stdio for coding agents (DESIGN §10,
+// `ptxbench mcp`: the evaluator as an MCP server over stdio for coding agents (docs/design.md §10,
 // docs/mcp.md), bound to one trajectory of a run in the run store with a budget of evaluations.
 // stdout carries the protocol alone; every log line goes to stderr.
 #include <fmt/format.h>

@@ -4,10 +4,14 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "cli/commands.h"
 #include "cli/eval_args.h"
+#include "cli/host_gpu.h"
+#include "cli/output_path.h"
+#include "common/error.h"
 #include "common/fs.h"
 #include "definitions/catalog.h"
 #include "suite/candidate_suite.h"
@@ -23,26 +27,50 @@ struct Args {
   bool json = false;  ///< materialize --json
 };
 
+// Statuses the compile stage gives, before any GPU work: a host without a GPU decides these too.
+bool decided_before_gpu(Status s) { return s == Status::COMPILE_ERROR || s == Status::BANNED_API || s == Status::ABI_ERROR; }
+
 int run_suite(const Args& a) {
   CandidateSuite suite = load_suite(a.suite);
+  for (const auto& name : a.only)
+    if (std::none_of(suite.cases.begin(), suite.cases.end(), [&](const SuiteCase& c) { return c.name == name; }))
+      throw InputError("cli", "--only " + name + ": no such case in " + a.suite);
+  VerdictPrinter printer(a.eval, "expected");  // checks --out before any work
   Catalog catalog = Catalog::load(data_root());
-  Evaluator evaluator(catalog, to_eval_options(a.eval));
-  VerdictPrinter printer(a.eval, "expected");
-  int wrong = 0, infra = 0, ran = 0;
+  EvalOptions options = to_eval_options(a.eval);
+  Evaluator evaluator(catalog, options);
+  // Asked once, up front: on a host where no evaluation can reach a GPU, a case whose verdict needs
+  // one ends in INFRA_ERROR without being tried. It is skipped, not a mismatch; a case the compile
+  // stage decides is still checked (and a wrong verdict there still fails).
+  const std::string no_gpu = gpu_unusable_reason(a.eval.device, options.compile.arch);
+  int wrong = 0, infra = 0, ran = 0, skipped = 0;
   for (const auto& c : suite.cases) {
     if (!a.only.empty() && std::find(a.only.begin(), a.only.end(), c.name) == a.only.end()) continue;
     for (int r = 0; r < a.eval.repeat; ++r) {
+      std::string label = c.name + (a.eval.repeat > 1 ? "." + std::to_string(r + 1) : "");
       Verdict v = evaluator.evaluate_source(suite.definition, a.eval.workload, c.source, std::nullopt, c.language);
-      auto problems = expectation_mismatches(c.expect, v);
-      if (v.status == Status::INFRA_ERROR) ++infra;
-      if (!problems.empty()) ++wrong;
       ++ran;
-      std::string note = problems.empty() ? "ok (" + to_string(c.expect.status) + ")" : "MISMATCH: " + problems.front();
-      printer.print(c.name + (a.eval.repeat > 1 ? "." + std::to_string(r + 1) : ""), v.to_json(), note);
+      std::string note;
+      const bool gpu_missing = !no_gpu.empty() && v.status == Status::INFRA_ERROR;
+      if (gpu_missing && !decided_before_gpu(c.expect.status) && c.expect.status != Status::INFRA_ERROR) {
+        ++skipped;
+        note = "SKIPPED (no GPU)";
+      } else {
+        auto problems = expectation_mismatches(c.expect, v);
+        if (!gpu_missing && print_infra_reason(label, v)) ++infra;
+        if (!problems.empty()) ++wrong;
+        note = problems.empty() ? "ok (" + to_string(c.expect.status) + ")" : "MISMATCH: " + problems.front();
+      }
+      printer.print(label, v.to_json(), note);
     }
   }
-  if (!a.eval.json) fmt::print("{} of {} verdicts as expected\n", ran - wrong, ran);
-  return infra ? 3 : (wrong ? 1 : 0);
+  const int checked = ran - skipped;
+  std::string summary = fmt::format("{} of {} verdicts as expected", checked - wrong, checked);
+  if (skipped) summary += fmt::format("; {} skipped ({})", skipped, no_gpu);
+  fmt::print(printer.json_on_stdout() ? stderr : stdout, "{}\n", summary);
+  if (infra) return 3;
+  if (wrong) return 1;
+  return checked == 0 && skipped > 0 ? kExitAllSkipped : 0;
 }
 
 struct LoadArgs {
@@ -55,21 +83,29 @@ struct LoadArgs {
 };
 
 int run_suite_load(LoadArgs& a) {
+  // `--out -`: the records are the JSON lines on stdout, everything else goes to stderr.
+  const bool records_on_stdout = is_stdout(a.out);
+  if (records_on_stdout && a.json) throw InputError("cli", "--json and --out - both print on stdout: give one");
+  if (!a.out.empty()) check_output_file("--out", a.out);  // before any submission
   std::vector<LoadCase> cases;
+  std::vector<std::string> definitions;
   for (const auto& file : a.suites) {
     CandidateSuite suite = load_suite(file);
+    definitions.push_back(suite.definition);
     for (auto& c : suite.cases) cases.push_back({suite.definition, std::move(c)});
   }
   a.load.client = service_client_options(a.token_file);
+  // An unreachable service, or one without the suites' definitions, fails here, naming it.
+  ServiceClient(a.load.service, a.load.client).require_definitions(definitions, "suite load");
   if (a.seed >= 0) a.load.options["seed"] = a.seed;
   if (a.trials > 0) a.load.options["trials"] = a.trials;
   // With --json, stdout carries only the summary document; the progress goes to stderr.
-  std::FILE* human = a.json ? stderr : stdout;
+  std::FILE* human = a.json || records_on_stdout ? stderr : stdout;
   fmt::print(human, "[load] {} submissions of {} cases from {} clients to {}\n", a.load.count, cases.size(), a.load.clients,
              a.load.service);
   std::fflush(human);
   // Records are appended as verdicts arrive, so a load cut short still leaves its data.
-  std::FILE* partial = a.out.empty() ? nullptr : std::fopen((a.out + ".partial").c_str(), "w");
+  std::FILE* partial = records_on_stdout ? stdout : a.out.empty() ? nullptr : std::fopen((a.out + ".partial").c_str(), "w");
   LoadReport report = run_load(cases, a.load, [&](const LoadRecord& r, int done) {
     if (partial) {
       std::fputs((r.to_json().dump() + "\n").c_str(), partial);
@@ -80,9 +116,9 @@ int run_suite_load(LoadArgs& a) {
                r.mismatches.empty() ? "" : "  MISMATCH: " + r.mismatches.front());
     std::fflush(human);
   });
-  if (partial) std::fclose(partial);
+  if (partial && partial != stdout) std::fclose(partial);
   ordered_json summary = report.summary();
-  if (!a.out.empty()) {
+  if (!a.out.empty() && !records_on_stdout) {
     fs::remove(a.out + ".partial");
     std::string lines;
     for (const auto& r : report.records) lines += r.to_json().dump() + "\n";
@@ -95,11 +131,11 @@ int run_suite_load(LoadArgs& a) {
     fmt::print("{}\n", summary.dump(2));
     return ok ? 0 : 1;
   }
-  fmt::print("{:<22} {:>6} {:>9} {:>9} {:>9} {:>10}\n", "status", "count", "p50 s", "p95 s", "max s", "eval p50 s");
+  fmt::print(human, "{:<22} {:>6} {:>9} {:>9} {:>9} {:>10}\n", "status", "count", "p50 s", "p95 s", "max s", "eval p50 s");
   for (const auto& [status, s] : summary["by_status"].items())
-    fmt::print("{:<22} {:>6} {:>9.2f} {:>9.2f} {:>9.2f} {:>10.2f}\n", status, s["count"].get<int>(), s["p50_s"].get<double>(),
+    fmt::print(human, "{:<22} {:>6} {:>9.2f} {:>9.2f} {:>9.2f} {:>10.2f}\n", status, s["count"].get<int>(), s["p50_s"].get<double>(),
                s["p95_s"].get<double>(), s["max_s"].get<double>(), s["eval_p50_s"].get<double>());
-  fmt::print("{} of {} as expected, {} lost, {} distinct task ids, {} re-run by the service, {} resent; "
+  fmt::print(human, "{} of {} as expected, {} lost, {} distinct task ids, {} re-run by the service, {} resent; "
              "{:.1f} evaluations/min over {:.0f} s ({:.1f}/min steady)\n",
              summary["as_expected"].get<int>(), summary["submissions"].get<int>(), summary["lost"].get<int>(),
              summary["distinct_task_ids"].get<int>(), summary["rerun_by_service"].get<int>(), summary["resent_by_client"].get<int>(),
@@ -107,9 +143,9 @@ int run_suite_load(LoadArgs& a) {
              summary["steady_evaluations_per_minute"].get<double>());
   auto unstable = summary["unstable_speedups"].get<std::vector<std::string>>();
   if (unstable.empty())
-    fmt::print("speedups stable: every case's spread within {:.0f}%\n", 100 * LoadReport::kMaxSpeedupSpread);
+    fmt::print(human, "speedups stable: every case's spread within {:.0f}%\n", 100 * LoadReport::kMaxSpeedupSpread);
   else
-    fmt::print("UNSTABLE speedups (spread over {:.0f}%): {}\n", 100 * LoadReport::kMaxSpeedupSpread, fmt::join(unstable, ", "));
+    fmt::print(human, "UNSTABLE speedups (spread over {:.0f}%): {}\n", 100 * LoadReport::kMaxSpeedupSpread, fmt::join(unstable, ", "));
   return ok ? 0 : 1;
 }
 
@@ -123,7 +159,10 @@ void register_suite(CLI::App& app, Action& action) {
   run->add_option("suite", a.suite, "suite JSON (e.g. tests/fixtures/gemm/suite.json)")->required();
   run->add_option("--only", a.only, "case names to run (default: all)");
   add_eval_options(run, a.eval);
-  run->footer("Exit 1 when a verdict differs from the one expected, 3 on an INFRA_ERROR verdict.");
+  run->footer("Exit 1 when a verdict differs from the one expected, 3 on an INFRA_ERROR verdict, 5 when every case\n"
+              "was skipped. Without a usable GPU (none, or another architecture) a case whose verdict needs one is\n"
+              "SKIPPED (no GPU); cases the compile stage decides (COMPILE_ERROR, BANNED_API, ABI_ERROR) are still\n"
+              "checked. The summary line goes to stderr when stdout carries JSON (--json, --out -).");
   run->callback([&action] { action = [] { return run_suite(a); }; });
   static LoadArgs l;
   auto* load = cmd->add_subcommand("load", "submit suite cases to a running service from concurrent clients; check every verdict");
@@ -140,7 +179,9 @@ void register_suite(CLI::App& app, Action& action) {
   load->add_option("--outage", l.load.outage_s, "seconds a client keeps retrying an unreachable service")->capture_default_str();
   load->add_option("--seed", l.seed, "input seed sent with every request (default: the service draws one)");
   load->add_option("--trials", l.trials, "correctness and timing trials sent with every request (default: the service's)");
-  load->add_option("--out", l.out, "write one JSON line per submission here, and the summary to OUT.summary.json");
+  load->add_option("--out", l.out,
+                   "write one JSON line per submission here, and the summary to OUT.summary.json; - prints the lines on "
+                   "stdout as verdicts arrive (progress and summary go to stderr)");
   load->add_flag("--json", l.json, "print the summary (as in OUT.summary.json) as one JSON document; progress goes to stderr");
   load->footer("The suites' cases are mixed (a seeded shuffle per round) and submitted with idempotency keys; clients ride out\n"
                "a service restart (--outage). Exit 1 unless every verdict is as expected, no task is lost or twinned and every\n"
@@ -154,6 +195,7 @@ void register_suite(CLI::App& app, Action& action) {
   mat->callback([&action] {
     action = [] {
       CandidateSuite suite = load_suite(a.suite);
+      prepare_output_dir("materialize DIR", a.dir);  // one file per case: a folder, never - (stdout)
       ordered_json written = ordered_json::array();
       for (const auto& c : suite.cases) {
         fs::path file = fs::path(a.dir) / (c.name + (c.language == CandidateLanguage::triton ? ".py" : ".cu"));

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
+
+#include "cli/output_path.h"
+#include "common/error.h"
 #include "common/fs.h"
 #include "verdict/feedback.h"
 
@@ -22,7 +26,9 @@ void add_eval_options(CLI::App* cmd, EvalArgs& a) {
   cmd->add_option("--workload", a.workload, "workload uuid or axis values like M=8192 (default: the definition's default)");
   cmd->add_flag("--json", a.json, "print each verdict as one JSON line (JSON lines on stdout)");
   cmd->add_flag("--feedback", a.feedback, "print the feedback text a model would see");
-  cmd->add_option("--out", a.out_dir, "also write each verdict to DIR/<name>.verdict.json");
+  cmd->add_option("--out", a.out_dir,
+                  "also write each verdict to DIR/<name>.verdict.json; - prints them as JSON lines on stdout (the "
+                  "table then goes to stderr)");
   cmd->add_option("--repeat", a.repeat, "evaluate each candidate N times (measurement spread)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
@@ -43,6 +49,9 @@ void add_eval_options(CLI::App* cmd, EvalArgs& a) {
   cmd->add_flag("--no-fresh-inputs", a.no_fresh_inputs,
                 "diagnostic: keep each timing trial's inputs across its calls, to measure what the integrity "
                 "rule of fresh inputs per call costs an honest kernel (recorded in the verdict; reports flag it)");
+  cmd->add_flag("--no-profile-binding", a.no_profile_binding,
+                "diagnostic: do not hold the profiled call against the timed calls (no durations or hardware "
+                "counters collected; the runtime-SASS claims are then unchecked), to measure what the check costs");
   add_timeout_options(cmd, a.sanitize_timeout, a.call_timeout);
 }
 
@@ -71,35 +80,67 @@ EvalOptions to_eval_options(const EvalArgs& a) {
   o.measure_time = !a.no_time;
   o.timing.runner_l2_flush = a.runner_l2_flush;
   o.timing.fresh_inputs = !a.no_fresh_inputs;
+  o.integrity.profile.enabled = !a.no_profile_binding;
   if (a.sanitize_timeout > 0) o.sanitize_timeout_s = a.sanitize_timeout;
   if (a.call_timeout > 0) o.call_timeout_s = a.call_timeout;
   return o;
 }
 
 VerdictPrinter::VerdictPrinter(const EvalArgs& a, std::string extra_header) : m_args(a) {
-  if (!a.out_dir.empty()) fs::create_directories(a.out_dir);
+  if (is_stdout(a.out_dir)) {
+    if (a.json) throw InputError("cli", "--json and --out - both print the verdicts on stdout: give one");
+    m_human = stderr;
+  } else if (!a.out_dir.empty()) {
+    prepare_output_dir("--out", a.out_dir);
+  }
   if (a.json || a.feedback) return;
-  fmt::print(kRow, "candidate", "status", "wgmma", "TMA", "target", "time_us", "base_us", "speedup", "wall_s");
-  fmt::print("{}\n", extra_header.empty() ? "" : "  " + extra_header);
+  fmt::print(m_human, kRow, "candidate", "status", "wgmma", "TMA", "target", "time_us", "base_us", "speedup", "wall_s");
+  fmt::print(m_human, "{}\n", extra_header.empty() ? "" : "  " + extra_header);
+  std::fflush(m_human);
 }
 
 void VerdictPrinter::print(const std::string& label, const ordered_json& v, const std::string& extra) {
-  if (!m_args.out_dir.empty())
+  if (is_stdout(m_args.out_dir))
+    fmt::print("{}\n", v.dump());
+  else if (!m_args.out_dir.empty())
     write_file_atomic(fs::path(m_args.out_dir) / (label + ".verdict.json"), v.dump(2));
   if (m_args.json) {
     fmt::print("{}\n", v.dump());
   } else if (m_args.feedback) {
-    fmt::print("== {} ==\n{}\n", label, render_feedback(Verdict::from_json(v)));
+    fmt::print(m_human, "== {} ==\n{}\n", label, render_feedback(Verdict::from_json(v)));
   } else {
     Verdict verdict = Verdict::from_json(v);
     const auto& mech = verdict.runtime_mechanisms;
-    fmt::print(kRow, label.substr(0, 30), to_string(verdict.status), yes_no(mech ? std::optional(mech->c_gen4) : std::nullopt),
+    fmt::print(m_human, kRow, label.substr(0, 30), to_string(verdict.status),
+               yes_no(mech ? std::optional(mech->c_gen4) : std::nullopt),
                yes_no(mech ? std::optional(mech->d_tma) : std::nullopt), yes_no(verdict.target_instruction_correct),
                number(verdict.candidate_us, 1), number(verdict.baseline_us, 1), number(verdict.speedup, 3),
                number(verdict.wall_seconds, 1));
-    fmt::print("{}\n", extra.empty() ? "" : "  " + extra);
+    fmt::print(m_human, "{}\n", extra.empty() ? "" : "  " + extra);
   }
   std::fflush(stdout);
+  std::fflush(m_human);
+}
+
+bool print_infra_reason(const std::string& label, const Verdict& v) {
+  if (v.status != Status::INFRA_ERROR) return false;
+  fmt::print(stderr, "INFRA_ERROR {}: {}\n", label, v.message.empty() ? "(no reason given)" : v.message);
+  std::fflush(stderr);
+  return true;
+}
+
+std::string name_user_file(const std::string& compiler_output, const std::string& file) {
+  static const std::string kName = "candidate.cu";
+  auto part_of_name = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '/' || c == '-'; };
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t at; (at = compiler_output.find(kName, from)) != std::string::npos; from = at + kName.size()) {
+    std::size_t end = at + kName.size();
+    bool whole = (at == 0 || !part_of_name(compiler_output[at - 1])) &&
+                 (end == compiler_output.size() || !std::isalnum(static_cast<unsigned char>(compiler_output[end])));
+    out += compiler_output.substr(from, at - from) + (whole ? file : kName);
+  }
+  return out + compiler_output.substr(from);
 }
 
 }  // namespace ptxbench::cli

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdio>
 #include <string>
 
 #include "common/json_check.h"
@@ -19,6 +20,7 @@ struct EvalArgs {
   bool profile_always = false;
   bool runner_l2_flush = false;
   bool no_fresh_inputs = false;
+  bool no_profile_binding = false;
 };
 
 void add_eval_options(CLI::App* cmd, EvalArgs& a);
@@ -31,14 +33,29 @@ void add_token_file_option(CLI::App* cmd, std::string& token_file);
 EvalOptions to_eval_options(const EvalArgs& a);
 
 /// Prints one verdict document as --json (a line, as it came), --feedback (text) or a table row
-/// (both read through Verdict); stores it under --out.
+/// (both read through Verdict); stores it under --out DIR. With `--out -` the verdict documents
+/// are the JSON lines on stdout and the table (or feedback) goes to stderr. The constructor checks
+/// --out (InputError) and makes its folder, so build it before any work.
 class VerdictPrinter {
  public:
   VerdictPrinter(const EvalArgs& a, std::string extra_header = "");
   void print(const std::string& label, const ordered_json& verdict, const std::string& extra = "");
+  /// Where the human-readable lines go: stdout, or stderr while stdout carries JSON (`--out -`).
+  [[nodiscard]] std::FILE* human() const noexcept { return m_human; }
+  /// Whether stdout carries JSON lines (--json or --out -): summaries then go to stderr.
+  [[nodiscard]] bool json_on_stdout() const noexcept { return m_human == stderr || m_args.json; }
 
  private:
   const EvalArgs& m_args;
+  std::FILE* m_human = stdout;
 };
+
+/// For an INFRA_ERROR verdict, one line on stderr with its reason (the table row has no room for
+/// it); returns whether `v` is one.
+bool print_infra_reason(const std::string& label, const Verdict& v);
+
+/// nvcc's messages name the candidate "candidate.cu" (the compile stage builds every candidate
+/// under that name; docs/verdict.md); for the user who gave `file`, they name it instead.
+[[nodiscard]] std::string name_user_file(const std::string& compiler_output, const std::string& file);
 
 }  // namespace ptxbench::cli

@@ -7,6 +7,7 @@
 
 #include "cli/commands.h"
 #include "common/error.h"
+#include "common/fs.h"
 
 #ifndef PTXBENCH_COMMIT
 #define PTXBENCH_COMMIT "unknown"  // set by src/CMakeLists.txt when CMake configures
@@ -14,17 +15,17 @@
 
 namespace {
 
-// The exit codes, as the top-level --help states them (docs/cli.md shows that text).
-constexpr int kInternalError = 1;
-constexpr int kUsageError = 2;
-constexpr int kEnvironmentError = 3;
+using namespace ptxbench::cli;
 
+// The exit codes (commands.h), as the top-level --help states them (docs/cli.md shows that text).
 constexpr const char* kExitCodes =
     "Exit codes: 0 done (whatever the verdicts; also --help, --version); 1 internal error, a failed\n"
     "compile (compile), a verdict other than the one expected (suite run, suite load); 2 usage error\n"
     "(unknown command or option, bad value, missing argument; a bare `ptxbench` prints this help)\n"
-    "or bad input (unknown definition, malformed file); 3 environment or infrastructure (no nvcc,\n"
-    "no GPU, an INFRA_ERROR verdict); 4 some trajectory failed or is unfinished (run; then --resume).";
+    "or bad input (unknown definition, malformed file, a missing or damaged store, an output path\n"
+    "that cannot be written); 3 environment or infrastructure (no nvcc, no GPU, an unreachable\n"
+    "service, an INFRA_ERROR verdict); 4 some trajectory failed or is unfinished (run; then\n"
+    "--resume); 5 nothing was checked: every case was skipped (suite run without a usable GPU).";
 
 /// The deepest command the user chose ("ptxbench suite load" → load).
 const CLI::App* chosen_command(const CLI::App& app) {
@@ -62,17 +63,28 @@ int usage_error(const CLI::App& app, const CLI::ParseError& e) {
   } else {
     fmt::print(stderr, "error: {}\nRun '{} --help' for usage.\n", e.what(), path);
   }
-  return kUsageError;
+  return kExitUsageError;
 }
 
 }  // namespace
 
+std::string ptxbench::cli::version_line() {
+  return fmt::format("ptxbench {} (commit {})", PTXBENCH_VERSION, PTXBENCH_COMMIT);
+}
+
 int main(int argc, char** argv) {
   CLI::App app{"ptxbench: are LLM-written PTX kernels correct, really using wgmma/TMA/tcgen05, and fast?", "ptxbench"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", fmt::format("ptxbench {} (commit {})", PTXBENCH_VERSION, PTXBENCH_COMMIT),
-                       "print the version and the git commit it was built from, and exit");
+  // Resolved only when asked for: the data root's choice may warn (on stderr), which --help should not.
+  app.set_version_flag(
+      "--version",
+      [] {
+        const ptxbench::DataRoot& root = ptxbench::data_root_choice();
+        return fmt::format("{}\ndata root: {} ({})", version_line(), root.path.string(), to_string(root.source));
+      },
+      "print the version, the git commit it was built from and the data root, and exit");
   ptxbench::cli::Action action;
+  ptxbench::cli::register_env(app, action);
   ptxbench::cli::register_definitions(app, action);
   ptxbench::cli::register_compile(app, action);
   ptxbench::cli::register_eval(app, action);
@@ -96,14 +108,14 @@ int main(int argc, char** argv) {
   }
   try {
     return action ? action() : 0;
-  } catch (const ptxbench::InputError& e) {
+  } catch (const ptxbench::InputError& e) {  // StoreError, AccessDenied, a bad output path, ...
     std::fprintf(stderr, "error: %s\n", e.what());
-    return kUsageError;
-  } catch (const ptxbench::EnvironmentError& e) {
+    return kExitUsageError;
+  } catch (const ptxbench::EnvironmentError& e) {  // ServiceUnreachable, no nvcc, ...
     std::fprintf(stderr, "environment error: %s\n", e.what());
-    return kEnvironmentError;
+    return kExitEnvironment;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "internal error: %s\n", e.what());
-    return kInternalError;
+    return kExitInternalError;
   }
 }

@@ -131,6 +131,12 @@ class CodexCli final : public AgentCli {
       }
       toml += " }\n";
     }
+    // Required: Codex then waits for the server (up to startup_timeout_sec) before its first model
+    // call, and ends at once if it cannot start it. An optional server gets only
+    // mcp_optional_startup_grace_ms (1 s) and is otherwise left out of the tools without a word:
+    // `ptxbench mcp` took 3.3-3.7 s to answer on a busy two-core machine (a cold 300 MB binary,
+    // the tokenizer, a question to the service), and Codex did the task without the evaluator.
+    toml += "required = true\n";
     toml += "startup_timeout_sec = 120\n";
     toml += fmt::format("tool_timeout_sec = {}\n", static_cast<int64_t>(l.tool_timeout_s));
     write_file_atomic(codex_home / "config.toml", toml);
@@ -141,7 +147,12 @@ class CodexCli final : public AgentCli {
     spec.argv.insert(spec.argv.end(), l.extra_args.begin(), l.extra_args.end());
     spec.argv.push_back(l.prompt);
     spec.cwd = l.workspace.string();
-    spec.env_overrides = {"CODEX_HOME=" + codex_home.string(), "HOME=" + l.home.string(),
+    // A temp folder of its own: Codex refuses to create its helper binaries (the PATH aliases of
+    // apply_patch and its Linux sandbox) under CODEX_HOME when CODEX_HOME lies inside the temp
+    // folder, which it would whenever the output folder is under /tmp (as in the tests).
+    const fs::path tmp = l.home / "tmp";
+    fs::create_directories(tmp);
+    spec.env_overrides = {"CODEX_HOME=" + codex_home.string(), "HOME=" + l.home.string(), "TMPDIR=" + tmp.string(),
                           std::string("PTXBENCH_PROXY_KEY=") + kDummyKey, "NO_COLOR=1"};
     spec.env_overrides.insert(spec.env_overrides.end(), l.env.begin(), l.env.end());
     return spec;

@@ -380,7 +380,15 @@ AgentAttempt AgentRunner::run_one(RunStore& store, UsageLedger& ledger, const Us
     std::string reason = a.timed_out        ? fmt::format("agent wall-time limit of {} s reached", m_config.wall_time_s)
                          : a.exit.success() ? std::string(mcp::kEndedReason)
                                             : "agent exited (" + a.exit.describe() + ")";
-    if (rp.next() == NextAction::next_turn || rp.next() == NextAction::store_initial_messages) {
+    const bool never_opened = rp.next() == NextAction::store_initial_messages;
+    if (never_opened && !a.timed_out && !a.exit.success()) {
+      // The CLI failed before its MCP server opened the session (Codex ends so when its required
+      // server cannot start): neither the model nor the evaluator was asked anything, so nothing may
+      // count against the model.
+      log(fmt::format("trajectory {}: {} {} before its MCP server opened the session; nothing was evaluated and the "
+                      "trajectory stays open (`ptxbench agent run --run {}` retries it); {} says why",
+                      a.trajectory_id, m_cli->name(), a.exit.describe(), run_id, (a.dir / "stderr.log").string()));
+    } else if (rp.next() == NextAction::next_turn || never_opened) {
       try {
         if (rp.next() == NextAction::store_initial_messages)  // the agent never started its MCP server
           store.record_initial_messages(a.trajectory_id, {{"system", prompt.system, 0, 0, ""}, {"user", prompt.user, 0, 0, ""}});

@@ -56,7 +56,7 @@ struct ModelCall {
 /// beside RunStore's tables, which it does not touch.
 class UsageLedger {
  public:
-  /// Opens the run store file (creating it as RunStore does; RunStoreError for a file of another
+  /// Opens the run store file (creating it as RunStore does; StoreError for a file of another
   /// kind), creating the ledger's table when absent.
   explicit UsageLedger(const std::string& store_path);
   UsageLedger(const UsageLedger&) = delete;

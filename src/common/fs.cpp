@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <random>
@@ -56,10 +57,82 @@ fs::path executable_dir() {
   return ec ? fs::current_path() : self.parent_path();
 }
 
-fs::path data_root() {
-  if (const char* home = std::getenv("PTXBENCH_HOME"); home && *home) return home;
-  return PTXBENCH_SOURCE_DIR;
+std::string to_string(DataRootSource s) {
+  switch (s) {
+    case DataRootSource::env: return "PTXBENCH_HOME";
+    case DataRootSource::checkout: return "checkout above the working directory";
+    case DataRootSource::build_tree: return "source tree of the build";
+  }
+  return "unknown";
 }
+
+fs::path find_checkout_root(const fs::path& start) {
+  if (start.empty()) return {};
+  std::error_code ec;
+  fs::path dir = fs::absolute(start, ec);
+  if (ec) return {};
+  for (;;) {
+    if (fs::is_directory(dir / "definitions", ec) && fs::is_directory(dir / "knowledge", ec)) return dir;
+    if (!dir.has_parent_path() || dir.parent_path() == dir) return {};
+    dir = dir.parent_path();
+  }
+}
+
+namespace {
+
+// Two spellings of one folder (a symlink, "a/../b") are the same root.
+bool same_folder(const fs::path& a, const fs::path& b) {
+  std::error_code ea, eb;
+  fs::path ca = fs::weakly_canonical(a, ea), cb = fs::weakly_canonical(b, eb);
+  return (ea || eb) ? a.lexically_normal() == b.lexically_normal() : ca == cb;
+}
+
+}  // namespace
+
+DataRoot resolve_data_root(const std::string& env, const fs::path& cwd, const fs::path& build_tree) {
+  DataRoot r;
+  fs::path checkout = find_checkout_root(cwd);
+  // An explicit $PTXBENCH_HOME wins: scripts and services set it on purpose. Standing in another
+  // checkout while it points elsewhere is worth a warning (a stale export is the usual cause). A
+  // home that differs from the build tree alone is not: that is what the variable is for.
+  if (!env.empty()) {
+    r.path = env;
+    r.source = DataRootSource::env;
+    if (!checkout.empty() && !same_folder(checkout, r.path))
+      r.warning = "data root is $PTXBENCH_HOME=" + r.path.string() + "; the checkout " + checkout.string() +
+                  " above the working directory is not used";
+    return r;
+  }
+  // A checkout around the working directory before the build tree: a binary built in one clone and
+  // run in a second one reads the second clone's definitions and knowledge, as the user sees them.
+  if (!checkout.empty()) {
+    r.path = checkout;
+    r.source = DataRootSource::checkout;
+    if (!same_folder(checkout, build_tree))
+      r.warning = "data root is the checkout " + checkout.string() + " above the working directory, not " +
+                  build_tree.string() + " this binary was built from (set PTXBENCH_HOME to choose)";
+    return r;
+  }
+  r.path = build_tree;
+  r.source = DataRootSource::build_tree;
+  return r;
+}
+
+fs::path build_source_dir() { return PTXBENCH_SOURCE_DIR; }
+
+const DataRoot& data_root_choice() {
+  static const DataRoot choice = [] {
+    const char* home = std::getenv("PTXBENCH_HOME");
+    std::error_code ec;
+    fs::path cwd = fs::current_path(ec);
+    DataRoot r = resolve_data_root(home ? home : "", ec ? fs::path() : cwd, build_source_dir());
+    if (!r.warning.empty()) std::fprintf(stderr, "warning: %s\n", r.warning.c_str());
+    return r;
+  }();
+  return choice;
+}
+
+fs::path data_root() { return data_root_choice().path; }
 
 fs::path cache_root() {
   if (const char* dir = std::getenv("PTXBENCH_CACHE_DIR"); dir && *dir) return dir;

@@ -4,6 +4,8 @@
 
 #include <cmath>
 
+#include "common/fs.h"
+
 namespace ptxbench {
 
 ordered_json JsonChecker::parse(const std::string& text) const {
@@ -106,6 +108,10 @@ std::vector<std::string> JsonChecker::string_list(const ordered_json& j, const s
 std::string JsonChecker::message_of(const Error& e) {
   std::string what = e.what();
   return what.rfind(e.library() + ": ", 0) == 0 ? what.substr(e.library().size() + 2) : what;
+}
+
+ordered_json read_json_file(const std::filesystem::path& path) {
+  return JsonChecker(path.string()).parse(read_file(path));
 }
 
 std::string JsonChecker::join(const std::string& path, const std::string& key) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <filesystem>
 #include <initializer_list>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -71,5 +72,9 @@ class JsonChecker {
  private:
   std::string m_document;
 };
+
+/// Reads and parses a JSON file: a file that cannot be read or is not JSON is an InputError naming
+/// it (never the parser's bare message, which names no file). Use it wherever a file is read.
+[[nodiscard]] ordered_json read_json_file(const std::filesystem::path& path);
 
 }  // namespace ptxbench

@@ -1,5 +1,7 @@
 // RAII over the SQLite C API: a connection (WAL, busy timeout, foreign keys) and prepared
-// statements with typed binds. Every failure throws LibraryCallError("SQLite", ...) with the SQL.
+// statements with typed binds. A file that is missing, not a database, damaged or of another kind
+// throws StoreError naming it (bad input, exit 2); other failures throw LibraryCallError("SQLite",
+// ...) with the SQL.
 #pragma once
 
 #include <sqlite3.h>
@@ -9,15 +11,38 @@
 #include <string>
 #include <vector>
 
+#include "common/error.h"
+
 namespace ptxbench {
 
 class SqliteStatement;
 
+/// A store file that cannot be used as given: missing where it must exist, not a SQLite database,
+/// damaged, of another kind or of a newer schema. The message names the file. An InputError: the
+/// user pointed at the wrong file (exit 2), not our bug.
+class StoreError : public InputError {
+ public:
+  explicit StoreError(const std::string& message) : InputError("store", message) {}
+};
+
 class SqliteDb {
  public:
-  /// Opens (creating) the database file; enables WAL and a busy timeout so several processes can
-  /// share it (the service and its workers).
-  explicit SqliteDb(const std::string& path, int busy_timeout_ms = 10000);
+  enum class Mode {
+    /// Opens the file, creating it when missing; WAL, so several processes share it (the service
+    /// and its workers, a run and its reports).
+    create,
+    /// As create, but a missing file is a StoreError (a command that reads or extends a store).
+    existing,
+    /// Reads only, and leaves nothing beside the file: no -wal/-shm is created. A file being
+    /// written (its -wal is there) is read through the WAL, whose files the writer made; a file
+    /// without one holds every commit and is opened immutable (SQLite takes no locks and makes no
+    /// files; a writer that starts meanwhile is not seen). Writes fail (SQLITE_READONLY).
+    read_only,
+  };
+
+  /// Opens `path` in `mode`; a missing file (existing, read_only), a file that is not a SQLite
+  /// database or is damaged throws StoreError naming it.
+  explicit SqliteDb(const std::string& path, Mode mode = Mode::create, int busy_timeout_ms = 10000);
   ~SqliteDb();
   SqliteDb(const SqliteDb&) = delete;
   SqliteDb& operator=(const SqliteDb&) = delete;
@@ -34,10 +59,22 @@ class SqliteDb {
   /// ("PATH is not a ptxbench KIND ...") for the caller to throw as its own error type.
   [[nodiscard]] std::string migrate(int64_t application_id, const std::string& kind,
                                     const std::vector<std::vector<const char*>>& migrations);
+  /// What a store's constructor calls: migrate(), throwing StoreError for its problem. In read_only
+  /// mode nothing is written: a file of this kind at an older schema is migrated through a brief
+  /// writing connection first (whose close removes its -wal/-shm again), then read; an empty or
+  /// foreign file, or a newer schema, is a StoreError.
+  void open_store(int64_t application_id, const std::string& kind,
+                  const std::vector<std::vector<const char*>>& migrations);
+  [[nodiscard]] Mode mode() const noexcept { return m_mode; }
+  [[nodiscard]] const std::string& path() const noexcept { return m_path; }
 
  private:
+  void open(Mode mode, int busy_timeout_ms);
+  void close() noexcept;
   sqlite3* m_db = nullptr;
   std::string m_path;
+  Mode m_mode = Mode::create;
+  int m_busy_timeout_ms = 10000;
 };
 
 /// BEGIN IMMEDIATE … COMMIT, rolled back if not committed (an exception unwinding through it).

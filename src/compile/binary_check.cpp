@@ -136,7 +136,9 @@ BinaryCheckResult check_candidate_library(const ElfInfo& lib, const ImportAllowl
     r.abi_error = mangled ? "ptxb_run is exported with C++ linkage (a mangled name); declare it with "
                             "PTXB_EXPORT from ptxbench_abi.h so it has C linkage"
                           : "the library does not export ptxb_run; declare `PTXB_EXPORT int "
-                            "ptxb_run(const ptxb_tensor* args, int32_t nargs, cudaStream_t stream)`";
+                            "ptxb_run(const ptxb_tensor* args, int32_t nargs, cudaStream_t stream)`, or export "
+                            "your function with TVM_FFI_DLL_EXPORT_TYPED_FUNC(run, ...) from <tvm/ffi/tvm_ffi.h> "
+                            "(ABI.md)";
   }
 
   // Findings are grouped by rule in the list's order (denied groups, then unlisted symbols) so the

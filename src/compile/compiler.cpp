@@ -27,6 +27,20 @@ std::string first_error_lines(const std::string& log, int max_lines) {
   return out.empty() ? log.substr(0, 2000) : out;
 }
 
+// nvcc names the source by its path in the build folder, which is renamed into the cache (or
+// removed) right after the build: a user would look for a file that is gone, and a model would see
+// a random folder name. The log names it "candidate.cu" instead, the same for every build and cache
+// hit (the CLI puts the user's file name in its place).
+std::string without_build_dir(std::string log, const fs::path& cache_dir) {
+  const std::string prefix = (cache_dir / "tmp").string() + "/build-";
+  for (std::size_t at = log.find(prefix); at != std::string::npos; at = log.find(prefix, at)) {
+    std::size_t slash = log.find('/', at + prefix.size());
+    if (slash == std::string::npos) break;
+    log.erase(at, slash + 1 - at);
+  }
+  return log;
+}
+
 fs::path find_with_extension(const fs::path& dir, const std::string& ext, const std::string& avoid) {
   if (!fs::is_directory(dir)) return {};
   for (const auto& e : fs::directory_iterator(dir)) {
@@ -131,6 +145,7 @@ CompileResult Compiler::compile(const std::string& source) const {
                 std::to_string(m_options.max_source_bytes);
     return r;
   }
+  r.binding = detect_binding(source);
   r.source_findings = scan_source(source);
   if (!r.source_findings.empty()) {
     r.status = CompileStatus::banned_api;
@@ -139,13 +154,24 @@ CompileResult Compiler::compile(const std::string& source) const {
       r.message += "\n  line " + std::to_string(f.line) + ": '" + f.excerpt + "': " + f.reason;
     return r;
   }
+  if (std::string problem = binding_problem(source); !problem.empty()) {
+    r.status = CompileStatus::abi_error;
+    r.message = problem;
+    return r;
+  }
 
   r.nvcc_version = nvcc_version();
   Sha256 h;
   h.field("ptxbench-compile-v1").field(r.nvcc_version);
   // Include folders enter the key by content, not by where this checkout happens to live.
   for (const auto& f : flags({})) h.field(f.rfind("-I", 0) == 0 ? std::string("-I<dir>") : f);
-  h.field(read_file(m_abi_dir / "ptxbench_abi.h"));
+  // Every header a candidate may include from the ABI folder: ptxbench_abi.h and the TVM-FFI
+  // binding's (tvm/ffi/..., dlpack/...), by relative path and content.
+  std::vector<fs::path> abi_headers;
+  for (const auto& e : fs::recursive_directory_iterator(m_abi_dir))
+    if (e.is_regular_file() && e.path().extension() == ".h") abi_headers.push_back(e.path());
+  std::sort(abi_headers.begin(), abi_headers.end());
+  for (const auto& p : abi_headers) h.field(fs::relative(p, m_abi_dir).string()).field(read_file(p));
   if (fs::is_directory(m_pack_include)) {
     std::vector<fs::path> headers;
     for (const auto& e : fs::recursive_directory_iterator(m_pack_include))
@@ -159,11 +185,12 @@ CompileResult Compiler::compile(const std::string& source) const {
   r.dir = final_dir;
 
   if (m_options.use_cache && fs::exists(final_dir / "meta.json")) {
-    auto meta = ordered_json::parse(read_file(final_dir / "meta.json"));
+    auto meta = read_json_file(final_dir / "meta.json");
     r.status = meta.at("status").get<std::string>() == "ok" ? CompileStatus::ok : CompileStatus::compile_error;
     r.message = meta.at("message").get<std::string>();
     r.command = meta.at("command").get<std::vector<std::string>>();
-    r.log = read_file(final_dir / "compile.log");
+    r.log = without_build_dir(read_file(final_dir / "compile.log"), m_options.cache_dir);
+    if (r.status != CompileStatus::ok) r.message = without_build_dir(r.message, m_options.cache_dir);
     r.cache_hit = true;
     analyze(r);
     return r;
@@ -191,7 +218,7 @@ CompileResult Compiler::compile(const std::string& source) const {
   auto start = std::chrono::steady_clock::now();
   auto run = run_process(spec, m_options.timeout_s);
   r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  r.log = run.out.text + run.err.text;
+  r.log = without_build_dir(run.out.text + run.err.text, m_options.cache_dir);
   r.dir = work.path();
   if (run.timed_out) {
     r.status = CompileStatus::timeout;
@@ -234,6 +261,7 @@ ordered_json to_json(const CompileResult& r) {
   ordered_json j;
   j["status"] = to_string(r.status);
   j["message"] = r.message;
+  if (r.binding) j["binding"] = to_string(*r.binding);
   j["arch"] = r.arch;
   j["key"] = r.key;
   j["cache_hit"] = r.cache_hit;

@@ -3,12 +3,14 @@
 // PTX family counts, the ptxas resource report and the cubin's kernel names.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/fs.h"
 #include "common/json_check.h"
 #include "compile/binary_check.h"
+#include "compile/candidate_binding.h"
 #include "compile/ptx_stats.h"
 #include "compile/ptxas_report.h"
 #include "compile/source_scan.h"
@@ -53,6 +55,8 @@ struct CompileResult {
   std::vector<std::string> command;
   fs::path dir;  ///< artifact folder: candidate.cu, candidate.so, candidate.cubin, candidate.ptx
   std::vector<SourceFinding> source_findings;
+  /// How the file meets the ABI: its own ptxb_run, or a TVM-FFI export (set for CUDA sources).
+  std::optional<CandidateBinding> binding;
   BinaryCheckResult binary;
   PtxStats ptx;
   PtxasReport ptxas;

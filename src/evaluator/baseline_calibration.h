@@ -1,4 +1,4 @@
-// The baseline's time on each physical GPU, remembered across evaluations (DESIGN §4b: "the
+// The baseline's time on each physical GPU, remembered across evaluations (docs/design.md §4b: "the
 // baseline is checked against the GPU's calibration"). One JSON file per GPU under the cache
 // folder, shared by the workers of a host under a lock. An evaluation whose baseline ran slower
 // than the calibration by more than a margin is our problem (a sick, throttled or shared GPU, or
@@ -9,8 +9,8 @@
 #include <optional>
 #include <string>
 
-#include "common/fs.h"
 #include "common/json_check.h"
+#include "evaluator/calibration_store.h"
 
 namespace ptxbench {
 
@@ -32,12 +32,12 @@ class BaselineCalibration {
   /// Judges `measured_us` of the baseline for `workload_key`; a measurement within the margin
   /// (or the first one) is added to the record, which keeps the last kKept.
   BaselineJudgement judge(const std::string& workload_key, double measured_us, double margin);
-  [[nodiscard]] const fs::path& file() const noexcept { return m_file; }
+  [[nodiscard]] const fs::path& file() const noexcept { return m_store.file(); }
 
   static constexpr std::size_t kKept = 9;
 
  private:
-  fs::path m_file;
+  CalibrationStore m_store;
 };
 
 }  // namespace ptxbench

@@ -15,6 +15,7 @@
 
 #include "common/clock.h"
 #include "common/cuda_tools.h"
+#include "common/sha256.h"
 #include "common/error.h"
 #include "common/text.h"
 #include "common/cpu_affinity.h"
@@ -31,10 +32,12 @@
 #include "evaluator/baseline_calibration.h"
 #include "evaluator/gpu_lock.h"
 #include "evaluator/runner_session.h"
+#include "evaluator/triton_launch_calibration.h"
 #include "sandbox/host_paths.h"
 #include "sandbox/sandbox.h"
 #include "sass/opcode_counts.h"
 #include "timing/call_integrity.h"
+#include "timing/profile_binding.h"
 
 #ifndef PTXBENCH_VERSION
 #define PTXBENCH_VERSION "dev"
@@ -42,8 +45,9 @@
 
 namespace ptxbench {
 
-/// The trusted runner that times the baseline, set up, and the baseline's name as it reported it.
-struct BaselineRunner {
+/// A runner of ours, set up: the one that times the baseline (`name`: the baseline's, as it
+/// reported it), or the one that times the Triton launch probe. Neither ever loads candidate code.
+struct TrustedRunner {
   std::unique_ptr<RunnerSession> session;
   std::string name;
 };
@@ -67,12 +71,14 @@ struct Evaluator::Context {
   std::vector<TrialRecord> correctness_trials;
   double slowest_call_us = 0.0;
   /// The trusted runner that times the baseline: started beside the candidate's, never loads one.
-  std::future<BaselineRunner> baseline_starting;
-  std::optional<BaselineRunner> baseline_runner;
+  std::future<TrustedRunner> baseline_starting;
+  std::optional<TrustedRunner> baseline_runner;
   uint64_t next_baseline_call = 0;
   std::string host_clock_note;                 ///< set when a trial was charged the worker's clock
   std::vector<KernelLaunch> profiled_launches; ///< the profiled call's launches of the candidate's kernels
   bool profiled = false;                       ///< a profile ran (its launches can be compared)
+  ProfileEvidence profile_evidence;            ///< what the profile saw, held against the timed calls
+  std::optional<std::string> claims_void;      ///< why the profile's claims are not credited
   std::map<std::string, std::vector<MmaShape>> mma_shapes;  ///< per kernel, from the static listing
   uint64_t next_call = 0;                      ///< the runner's call numbers
   bool triton = false;            ///< a Triton candidate: c.library is its shim (docs/triton.md)
@@ -80,6 +86,13 @@ struct Evaluator::Context {
   bool built = false;             ///< with build_only: every step passed
   std::string triton_source;      ///< its checked source, for the build pass
   std::vector<fs::path> python_dirs;  ///< what its runners must see of the Python that runs it
+  /// A Triton candidate's launch-path allowance (docs/triton.md): the calibration's key, and, while
+  /// the GPU's calibration wants measurements, the probe's build, scratch folder and runner.
+  std::optional<TritonLaunchKey> launch_key;
+  std::optional<TritonBuildResult> launch_probe;
+  std::unique_ptr<TempDir> probe_scratch;
+  std::future<TrustedRunner> probe_starting;
+  std::optional<TrustedRunner> probe_runner;
 
   /// What a runner of this candidate sees read-only: its build folder (and the Python of a Triton one).
   [[nodiscard]] std::vector<fs::path> readable() const {
@@ -121,6 +134,7 @@ std::vector<std::string> once_command(const EvalOptions& o, const fs::path& libr
   std::vector<std::string> argv = {runner_path(o), "once", "--library", library.string(), "--spec", spec.string(),
                                    "--seed", std::to_string(seed), "--calls", "1", "--device", std::to_string(o.device)};
   if (triton) argv.insert(argv.end(), {"--language", "triton"});
+  if (runner_keeps_look()) argv.insert(argv.begin() + 1, "--keep-look");
   if (o.sandbox.enforcement != Enforcement::off) argv.push_back("--no-orphan-watch");
   else argv.insert(argv.end(), {"--owner-pid", std::to_string(getpid())});
   return argv;
@@ -213,6 +227,35 @@ std::string check_message(const OutputCheck& check, int trial, TrialPhase phase)
 GpuRecord gpu_record(const GpuInfo& g) {
   std::string cc = std::to_string(g.cc_major) + "." + std::to_string(g.cc_minor);
   return {g.device, g.name, cc, g.sm_count, g.l2_bytes, g.global_mem_bytes, g.driver_version, g.runtime_version};
+}
+
+// The physical GPU a calibration belongs to (its model and PCI bus id): the baseline's and the
+// Triton launch path's are kept per GPU (evaluator/calibration_store.h).
+std::string calibration_gpu_key(const std::optional<Environment>& env, int device) {
+  char bus[32] = {0};
+  cudaDeviceGetPCIBusId(bus, sizeof bus, device);
+  return (env ? env->gpu.name : "gpu") + "@" + bus;
+}
+
+// The seed of one call's fresh inputs; none when they are off (a diagnostic: the trial keeps its inputs).
+std::optional<uint64_t> call_seed(const TimingPolicy& policy, uint64_t trial_seed, uint64_t n) {
+  if (!policy.fresh_inputs) return std::nullopt;
+  return derive_seed(trial_seed, n);
+}
+
+// Starts a runner of ours beside the candidate's and sets it up in the background (the baseline's
+// builds its cuDNN engines, the launch probe's starts Python): the start overlaps the correctness
+// stage. Called on the evaluation's thread: a runner dies with the thread that started it.
+std::future<TrustedRunner> start_trusted_runner(const RunnerLaunch& launch, SetupRequest setup, std::vector<Fd> fds,
+                                                double timeout_s, std::string what) {
+  auto start = [session = std::make_unique<RunnerSession>(launch), setup = std::move(setup), fds = std::move(fds), timeout_s,
+                what = std::move(what)]() mutable {
+    session->wait_ready(timeout_s);
+    RunnerReply reply = session->setup(setup, fds, timeout_s);
+    if (!reply.ok()) throw EnvironmentError("runner", "the trusted runner could not set up " + what + ": " + reply.failure->error);
+    return TrustedRunner{std::move(session), reply.baseline};
+  };
+  return std::async(std::launch::async, std::move(start));
 }
 
 }  // namespace
@@ -394,7 +437,27 @@ bool Evaluator::stage_triton_build(Context& c) {
   if (sass.available) c.static_mechanism_opcodes = has_mechanism_opcodes(sass.total);
   c.library = b.library();
   for (const auto& name : b.kernel_names()) c.kernels.insert(name);
+  if (!c.build_only) plan_triton_launch(c, ordered_json{{"tensors", specs}});
   return true;
+}
+
+// Whether this Triton evaluation times the launch probe (docs/triton.md, "What the timing means for
+// a Triton candidate"): only while this GPU's calibration for this Python, torch, Triton, driver
+// and argument count holds fewer measurements than the policy wants. The probe is built like a
+// candidate (the build pass on the workload's tensors; cached by content after the first time).
+void Evaluator::plan_triton_launch(Context& c, const ordered_json& tensors) {
+  const IntegrityPolicy& policy = c.options.integrity;
+  if (!c.options.measure_time || policy.triton_launch_allowance_max_us <= 0 || !c.v.environment) return;
+  const PythonRuntime& rt = m_triton_builder->runtime();
+  const std::string probe = triton_launch_probe_source();
+  c.launch_key = TritonLaunchKey{rt.version, rt.torch.value_or("?"), rt.triton.value_or("?"),
+                                 c.v.environment->gpu.cuda_driver, static_cast<int>(c.workload.tensors.size()),
+                                 Sha256().update(probe).hex_digest()};
+  TritonLaunchCalibration calibration(calibration_gpu_key(c.v.environment, c.options.device));
+  if (!wants_launch_measurement(calibration.recorded(*c.launch_key).size(), policy.triton_launch_calibrations)) return;
+  TritonBuildResult b = m_triton_builder->build(probe, tensors);
+  if (!b.ok()) throw EnvironmentError("timing", "the Triton launch probe did not build: " + b.message);
+  c.launch_probe = std::move(b);
 }
 
 TritonBuildOnly Evaluator::build_triton_source(const std::string& definition, const std::string& workload,
@@ -521,6 +584,12 @@ Verdict Evaluator::run_stages(Context& c) {
     c.v.status = Status::PASSED;
     c.v.message = "correct on every trial";
     if (!c.host_clock_note.empty()) c.v.message += "; " + c.host_clock_note;
+    if (c.claims_void) {
+      // What the profile saw stays in its section; nothing of it is credited.
+      c.v.runtime_mechanisms = Mechanisms{};
+      c.v.tensor_core_coverage = 0.0;
+      c.v.message += "; the target-instruction claims are void: " + *c.claims_void;
+    }
     c.v.target_instruction_correct =
         c.v.runtime_mechanisms && target_instruction_met(c.v.arch, *c.v.runtime_mechanisms);
     c.v.target_instruction_strict = c.v.tensor_core_coverage && *c.v.tensor_core_coverage >= kStrictCoverage;
@@ -580,7 +649,10 @@ bool Evaluator::stage_sanitize(Context& c) {
   for (int run = 0; run < c.options.sanitize_runs; ++run) {
     uint64_t seed = derive_seed(c.seed, 100 + static_cast<uint64_t>(run));
     std::vector<std::string> argv = {tool, "--tool", "memcheck", "--error-exitcode", std::to_string(kSanitizerErrorExit),
-                                     "--print-limit", "20", "--show-backtrace", "no"};
+                                     "--print-limit", "20", "--show-backtrace", "no",
+                                     // A failed CUDA call is the candidate's runtime error, which the runner
+                                     // reports (an exit in a CUDA_CHECK macro included); memcheck judges memory.
+                                     "--report-api-errors", "no"};
     std::vector<std::string> once = once_command(c.options, c.library, c.spec_file, seed, c.triton);
     argv.insert(argv.end(), once.begin(), once.end());
     specs.push_back(tool_spec(c.options, argv, c.scratch->path(), c.readable()));
@@ -647,6 +719,7 @@ bool Evaluator::stage_correctness(Context& c) {
     RunnerLaunch trusted = launch;
     trusted.readable.clear();
     baseline_starting(c, trusted);
+    if (c.launch_probe) launch_probe_starting(c, launch);
   }
   c.session = std::make_unique<RunnerSession>(launch, c.options.startup_timeout_s);
   if (c.v.environment) c.v.environment->sandbox = to_json(c.session->sandbox_report());
@@ -656,6 +729,8 @@ bool Evaluator::stage_correctness(Context& c) {
     setup.triton = c.triton;
     share_flush_buffer(c, setup, shared.fds);
     RunnerReply ready = c.session->setup(setup, shared.fds, c.options.startup_timeout_s);
+    if (c.v.environment && c.v.environment->sandbox && !ready.proc_view.empty())
+      (*c.v.environment->sandbox)["proc_view"] = ready.proc_view;
     if (auto d = denied_calls(ready)) return fail_with(*d);
     if (!ready.ok()) return fail_with({Status::RUNTIME_ERROR, "the runner could not set up the candidate: " + ready.failure->error});
     for (int trial = 1; trial <= c.options.correctness_trials; ++trial) {
@@ -716,15 +791,24 @@ void Evaluator::baseline_starting(Context& c, const RunnerLaunch& launch) {
   SetupRequest setup{"", shared.tensors,
                      BaselineSetup{c.workload.definition->json_text, c.workload.workload.uuid, c.workload.workload.axes}};
   share_flush_buffer(c, setup, shared.fds);
-  // Started here, on the evaluation's thread: a runner dies with the thread that started it.
-  auto start = [session = std::make_unique<RunnerSession>(launch), setup, fds = std::move(shared.fds),
-                timeout = c.options.startup_timeout_s]() mutable {
-    session->wait_ready(timeout);
-    RunnerReply reply = session->setup(setup, fds, timeout);
-    if (!reply.ok()) throw EnvironmentError("runner", "the trusted runner could not set up the baseline: " + reply.failure->error);
-    return BaselineRunner{std::move(session), reply.baseline};
-  };
-  c.baseline_starting = std::async(std::launch::async, std::move(start));
+  c.baseline_starting = start_trusted_runner(launch, std::move(setup), std::move(shared.fds), c.options.startup_timeout_s,
+                                             "the baseline");
+}
+
+// The Triton launch probe's runner (docs/triton.md): the candidate's kind of runner (same sandbox,
+// same filter, the shim, the candidate's buffers) loading the probe's build instead of the
+// candidate's, with a scratch folder of its own. It never loads candidate code.
+void Evaluator::launch_probe_starting(Context& c, RunnerLaunch launch) {
+  if (!c.probe_scratch) c.probe_scratch = std::make_unique<TempDir>("ptxbench-probe", c.scratch->path().parent_path());
+  launch.scratch = c.probe_scratch->path();
+  launch.readable = {c.launch_probe->dir};
+  launch.readable.insert(launch.readable.end(), c.python_dirs.begin(), c.python_dirs.end());
+  WorkloadState::SharedTensors shared = c.state->shared_tensors();
+  SetupRequest setup{c.launch_probe->library().string(), shared.tensors};
+  setup.triton = true;
+  share_flush_buffer(c, setup, shared.fds);
+  c.probe_starting = start_trusted_runner(launch, std::move(setup), std::move(shared.fds), c.options.startup_timeout_s,
+                                          "the Triton launch probe");
 }
 
 bool Evaluator::stage_runtime_sass(Context& c) {
@@ -761,7 +845,7 @@ bool Evaluator::stage_runtime_sass(Context& c) {
   } else {
     ncu = find_cuda_tool("ncu");
     if (ncu.empty()) throw EnvironmentError("runtime_sass", "ncu not found");
-    argv = ncu_command(ncu, out.string(), !m_ncu_lacks_modifier_metric, once);
+    argv = ncu_command(ncu, out.string(), m_ncu_refused, c.options.integrity.profile.enabled, once);
   }
   // ncu needs the GPU's performance counters, which the driver may keep for administrators: then it
   // runs keeping root's identity (still in the namespaces and view; the runner's seccomp filter
@@ -781,14 +865,22 @@ bool Evaluator::stage_runtime_sass(Context& c) {
     std::tie(spec, r) = profile(true);
     text = fs::exists(out) ? read_file(out) : "";
   }
-  // An ncu without the opcode-with-modifier metric: profile without it (coverage then stays a
-  // range for kernels of several MMA shapes), and remember.
-  if (!cupti && !m_ncu_lacks_modifier_metric && ncu_rejected_metric(text + r.out.text + r.err.text, kNcuWarpModifierMetric)) {
-    m_ncu_lacks_modifier_metric = true;
-    fs::remove(out);
-    argv = ncu_command(ncu, out.string(), false, once);
-    std::tie(spec, r) = profile(m_profile_needs_root);
-    text = fs::exists(out) ? read_file(out) : "";
+  // An ncu without one of the optional metrics (the opcode-with-modifier counts: coverage then
+  // stays a range for kernels of several MMA shapes; the hardware pipe counters: the profile
+  // binding then rests on the time): profile without it, and remember.
+  if (!cupti) {
+    bool refused = false;
+    for (const char* m : kNcuOptionalMetrics)
+      if (!m_ncu_refused.count(m) && ncu_rejected_metric(text + r.out.text + r.err.text, m)) {
+        m_ncu_refused.insert(m);
+        refused = true;
+      }
+    if (refused) {
+      fs::remove(out);
+      argv = ncu_command(ncu, out.string(), m_ncu_refused, c.options.integrity.profile.enabled, once);
+      std::tie(spec, r) = profile(m_profile_needs_root);
+      text = fs::exists(out) ? read_file(out) : "";
+    }
   }
   if (r.timed_out)
     return c.fail(Status::TIMEOUT, "the candidate did not finish within " +
@@ -820,6 +912,11 @@ bool Evaluator::stage_runtime_sass(Context& c) {
   // The launches the profiled call made of the candidate's own kernels (the timing stage holds
   // the timed calls to them), and the share of the FLOPs its tensor cores did.
   c.profiled = !cupti;
+  if (sass.durations_measured) c.profile_evidence.profiled_us = sass.duration_ns / 1000.0;
+  c.profile_evidence.sass_gmma = family_count(sass.warp_executed, "GMMA");
+  c.profile_evidence.sass_tma = family_count(sass.warp_executed, "TMA");
+  c.profile_evidence.hw_gmma = sass.hw_gmma_warp_inst;
+  c.profile_evidence.hw_tma = sass.hw_tma_inst;
   // A trusted candidate (a builtin baseline) has no cubin of its own: every launch but ours (the
   // profiled runner fills its inputs on the GPU) is its own.
   for (const auto& launch : sass.launches)
@@ -845,7 +942,8 @@ bool Evaluator::stage_runtime_sass(Context& c) {
 }
 
 namespace {
-// The trusted runner's spans of the baseline's timed calls (by call number). Anything amiss is ours.
+// A trusted runner's spans of its timed calls (by call number): the baseline's, or the Triton launch
+// probe's. Anything amiss is ours.
 std::vector<double> baseline_spans(const RunnerReply& report, const std::vector<uint64_t>& calls, const std::string& name) {
   if (!report.spans) throw EnvironmentError("runner", "the trusted runner of " + name + " reported no spans");
   if (report.spans->dropped_records > 0) throw Error("timing", "CUPTI dropped activity records; the timing is incomplete");
@@ -870,6 +968,89 @@ std::vector<double> gaps_us(const std::vector<double>& host_us, const std::vecto
   return gaps;
 }
 }  // namespace
+
+// The Triton launch path's allowance for this evaluation (docs/triton.md, "What the timing means for
+// a Triton candidate"). While the GPU's calibration wants measurements, the probe is timed here as
+// the candidate will be: the policy's trials of warm-up and timed calls, each call prepared by the
+// worker like the candidate's (fresh inputs, poisoned outputs, cold L2, on the candidate's side)
+// and alternating with the baseline's calls, whose gaps calibrate the overhead; the probe's excess
+// (the median of host − span over its timed calls, less that overhead) joins the calibration. Runs
+// under the timing stage's exclusive hold of the GPU. Anything amiss is ours (the probe and its
+// runner are trusted): EnvironmentError, so INFRA_ERROR.
+LaunchAllowanceRecord Evaluator::triton_launch_allowance(Context& c,
+                                                         const std::function<RunnerReply(const RunnerRequest&)>& ask_baseline,
+                                                         double call_budget_s) {
+  const TimingPolicy& policy = c.options.timing;
+  const IntegrityPolicy& integrity = c.options.integrity;
+  TritonLaunchCalibration calibration(calibration_gpu_key(c.v.environment, c.options.device));
+  std::optional<double> measured;
+  std::vector<double> per_trial;
+  if (c.launch_probe) {
+    const std::string what = "the Triton launch probe";
+    if (!c.probe_runner) {
+      if (!c.probe_starting.valid()) throw Error("timing", "the Triton launch probe's runner was never started");
+      try {
+        c.probe_runner = c.probe_starting.get();
+      } catch (const RunnerFault& f) {
+        throw EnvironmentError("runner", what + "'s runner failed to start: " + f.what());
+      }
+    }
+    auto ask_probe = [&](const RunnerRequest& r) {
+      try {
+        return c.probe_runner->session->request(r, call_budget_s);
+      } catch (const RunnerFault& f) {
+        throw EnvironmentError("runner", what + " failed: " + f.what());
+      }
+    };
+    WorkloadState& state = *c.state;
+    auto flush = [this](cudaStream_t s) { m_flusher->flush(s); };
+    std::vector<double> host, spans, base_host, base_spans;
+    uint64_t next_probe_call = 0;
+    for (int trial = 1; trial <= policy.trials; ++trial) {
+      const uint64_t seed = derive_seed(c.seed, 5000 + static_cast<uint64_t>(trial));
+      state.begin_trial(seed);
+      std::vector<uint64_t> probe_index, base_index;
+      std::vector<double> trial_host, trial_base_host;
+      for (int j = 0; j < policy.warmup_calls + policy.timed_calls; ++j) {
+        const bool timed = j >= policy.warmup_calls;
+        state.prepare_call(call_seed(policy, seed, 2 * static_cast<uint64_t>(j)), WorkloadState::Side::baseline, flush, false);
+        const uint64_t base_call = c.next_baseline_call++;
+        auto b0 = std::chrono::steady_clock::now();
+        RunnerReply base_reply = ask_baseline(call_request(base_call));
+        const double base_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - b0).count();
+        if (!base_reply.ok()) throw Error("baseline", c.baseline_runner->name + " failed: " + base_reply.failure->error);
+        state.prepare_call(call_seed(policy, seed, 2 * static_cast<uint64_t>(j) + 1), WorkloadState::Side::candidate, flush,
+                           false);
+        const uint64_t probe_call = next_probe_call++;
+        auto h0 = std::chrono::steady_clock::now();
+        RunnerReply reply = ask_probe(call_request(probe_call));
+        const double host_us = std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - h0).count();
+        if (!reply.ok()) throw EnvironmentError("timing", what + "'s call failed: " + reply.failure->error);
+        if (!timed) continue;
+        base_index.push_back(base_call);
+        trial_base_host.push_back(base_us);
+        probe_index.push_back(probe_call);
+        trial_host.push_back(host_us);
+      }
+      std::vector<double> trial_spans = baseline_spans(ask_probe(spans_request()), probe_index, what);
+      std::vector<double> trial_base_spans = baseline_spans(ask_baseline(spans_request()), base_index, c.baseline_runner->name);
+      per_trial.push_back(
+          check_host_bound(trial_host, trial_spans, calibrate_overhead(trial_base_host, trial_base_spans), integrity).excess_us);
+      host.insert(host.end(), trial_host.begin(), trial_host.end());
+      spans.insert(spans.end(), trial_spans.begin(), trial_spans.end());
+      base_host.insert(base_host.end(), trial_base_host.begin(), trial_base_host.end());
+      base_spans.insert(base_spans.end(), trial_base_spans.begin(), trial_base_spans.end());
+    }
+    HostBound probe = check_host_bound(host, spans, calibrate_overhead(base_host, base_spans), integrity);
+    if (probe.impossible_calls > 0)
+      throw EnvironmentError("timing", what + "'s spans are longer than the worker's wait for its calls");
+    measured = probe.excess_us;
+    c.probe_runner.reset();  // measured: its runner's work is done
+  }
+  std::vector<double> kept = measured ? calibration.record(*c.launch_key, *measured) : calibration.recorded(*c.launch_key);
+  return launch_allowance_record(kept, measured, per_trial, *c.launch_key, calibration.file(),
+                                 integrity.triton_launch_allowance_max_us);
+}
 
 // One timing trial (docs/verdict.md, "Timing method" and "Measurement integrity"): warm-ups, then
 // timed calls, baseline and candidate alternating call by call. The worker prepares every call
@@ -898,11 +1079,6 @@ bool Evaluator::stage_timing(Context& c) {
     if (policy.fresh_inputs)
       for (std::size_t i : state.op().fresh_inputs(c.workload)) rec.fresh_inputs.push_back(inputs.at(i));
   }
-  // The seed of one call's fresh inputs; none when they are off (a diagnostic: the trial keeps its inputs).
-  auto call_seed = [&](uint64_t trial_seed, uint64_t n) -> std::optional<uint64_t> {
-    if (!policy.fresh_inputs) return std::nullopt;
-    return derive_seed(trial_seed, n);
-  };
   // Every full check is also a correctness trial: the section lists them with the others.
   auto record_trials = [&] {
     if (!c.v.stages.correctness) c.v.stages.correctness.emplace();
@@ -940,6 +1116,12 @@ bool Evaluator::stage_timing(Context& c) {
       throw EnvironmentError("runner", "the trusted runner of " + baseline_name + " failed: " + f.what());
     }
   };
+  // A Triton candidate's slack allows Triton's own launch path, calibrated on our probe.
+  double launch_allowance_us = 0.0;
+  if (c.launch_key) {
+    rec.triton_launch_path = triton_launch_allowance(c, ask_baseline, call_budget_s);
+    launch_allowance_us = rec.triton_launch_path->allowance_us;
+  }
   const int calls_per_trial = policy.warmup_calls + policy.timed_calls;
   for (int trial = 1; trial <= policy.trials; ++trial) {
     const uint64_t seed = derive_seed(c.seed, 2000 + static_cast<uint64_t>(trial));
@@ -953,7 +1135,7 @@ bool Evaluator::stage_timing(Context& c) {
         const int k = j - policy.warmup_calls;
         // The baseline, in the trusted runner, under the worker's own clock (the host bound's calibration).
         const bool check_baseline = trial == 1 && k == 0;  // its fingerprints go with the check
-        state.prepare_call(call_seed(seed, 2 * static_cast<uint64_t>(j)), WorkloadState::Side::baseline, flush,
+        state.prepare_call(call_seed(policy, seed, 2 * static_cast<uint64_t>(j)), WorkloadState::Side::baseline, flush,
                            check_baseline);
         const uint64_t base_call = c.next_baseline_call++;
         auto b0 = std::chrono::steady_clock::now();
@@ -972,7 +1154,7 @@ bool Evaluator::stage_timing(Context& c) {
         }
         // The candidate, in the runner, under the worker's own clock.
         const bool full = timed && k == full_call;
-        state.prepare_call(call_seed(seed, 2 * static_cast<uint64_t>(j) + 1), WorkloadState::Side::candidate, flush,
+        state.prepare_call(call_seed(policy, seed, 2 * static_cast<uint64_t>(j) + 1), WorkloadState::Side::candidate, flush,
                            full);
         const uint64_t index = c.next_call++;
         auto h0 = std::chrono::steady_clock::now();
@@ -1059,15 +1241,19 @@ bool Evaluator::stage_timing(Context& c) {
   }
   // The host bound over the whole evaluation: the excess beyond the slack is charged to every call.
   {
-    HostBound bound = check_host_bound(all_host, all_spans, calibrate_overhead(all_base_host, all_base_spans), integrity);
-    rec.host_charge = HostChargeRecord{bound.overhead_us, bound.excess_us, bound.allowed_us, bound.charge_us()};
+    HostBound bound = check_host_bound(all_host, all_spans, calibrate_overhead(all_base_host, all_base_spans), integrity,
+                                       launch_allowance_us);
+    rec.host_charge = HostChargeRecord{bound.overhead_us, bound.excess_us, bound.allowed_us, bound.charge_us(),
+                                       c.launch_key ? std::optional<double>(bound.launch_allowance_us) : std::nullopt};
     if (bound.charge_us() > 0.0) {
       for (auto& trial_spans : cand) trial_spans = charge_host_clock(trial_spans, bound);
       c.host_clock_note = fmt::format(
           "charged {:.0f} us per call by the worker's own clock: it saw {:.0f} us per call (median) beyond the reported "
-          "device span and the calibrated overhead of a call ({:.0f} us), {:.0f} us more than the slack allowed (host "
-          "work inside ptxb_run, such as a per-call allocation or printing, costs time like device work)",
-          bound.charge_us(), bound.excess_us, bound.overhead_us, bound.charge_us());
+          "device span and the calibrated overhead of a call ({:.0f} us), {:.0f} us more than the slack allowed{} (host "
+          "work inside {}, such as a per-call allocation or printing, costs time like device work)",
+          bound.charge_us(), bound.excess_us, bound.overhead_us, bound.charge_us(),
+          c.launch_key ? fmt::format(", which includes {:.0f} us for Triton's own launch path", bound.launch_allowance_us) : "",
+          c.triton ? "run" : "ptxb_run");
     }
   }
   section.kernels = std::vector<std::string>(seen_kernels.begin(), seen_kernels.end());
@@ -1089,11 +1275,21 @@ bool Evaluator::stage_timing(Context& c) {
     floor_us = roofline_floor_us(*peaks, flops, bytes);
   TimingSummary summary = summarize_timing(cand, base, floor_us);
   section.result = timing_result(summary, flops, bytes);
+  // The profile's claims are credited only if the profiled call ran what was timed.
+  if (c.profiled) {
+    c.profile_evidence.timed_us = summary.candidate.mean_us;
+    c.profile_evidence.triton = c.triton;
+    ProfileBinding bound = bind_profile(c.profile_evidence, integrity.profile);
+    if (bound.checked) {
+      const ProfileEvidence& e = c.profile_evidence;
+      rec.profile_check = ProfileCheckRecord{bound.holds, bound.reasons, bound.notes, e.profiled_us, e.timed_us,
+                                             bound.time_ratio, e.sass_gmma, e.sass_tma, e.hw_gmma, e.hw_tma};
+      if (!bound.holds) c.claims_void = bound.reasons.front();
+    }
+  }
   // The baseline against this GPU's calibration: slower beyond the margin is the GPU's problem (or
   // work someone left on it), never a bigger speedup.
-  char bus[32] = {0};
-  cudaDeviceGetPCIBusId(bus, sizeof bus, c.options.device);
-  BaselineJudgement judged = BaselineCalibration((c.v.environment ? c.v.environment->gpu.name : "gpu") + "@" + bus)
+  BaselineJudgement judged = BaselineCalibration(calibration_gpu_key(c.v.environment, c.options.device))
                                  .judge(c.workload.definition->name + "/" + c.workload.workload.uuid + "/" + baseline_name,
                                         summary.baseline.median_us, integrity.baseline_margin);
   rec.baseline_calibration = CalibrationRecord{judged.calibrated_us, judged.measured_us, judged.margin, judged.within, judged.recorded};

@@ -1,4 +1,4 @@
-// The evaluation pipeline of DESIGN §4, in order: compile → static SASS → sanitize → correctness →
+// The evaluation pipeline of docs/design.md §4, in order: compile → static SASS → sanitize → correctness →
 // runtime SASS → timing. Each stage can end the evaluation with its status; the verdict records
 // every stage that ran. The evaluator is the trusted worker: candidate code runs only in
 // sandboxed runner processes that it starts and kills.
@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -73,6 +74,13 @@ class Evaluator {
   bool stage_sanitize(Context& c);
   bool stage_correctness(Context& c);
   void baseline_starting(Context& c, const RunnerLaunch& launch);
+  /// A Triton candidate's launch-path calibration (docs/triton.md, "What the timing means for a
+  /// Triton candidate"): whether this evaluation times the probe (and its build), the probe's
+  /// runner, and the allowance its host bound gets.
+  void plan_triton_launch(Context& c, const ordered_json& tensors);
+  void launch_probe_starting(Context& c, RunnerLaunch launch);
+  LaunchAllowanceRecord triton_launch_allowance(Context& c, const std::function<RunnerReply(const RunnerRequest&)>& ask_baseline,
+                                                double call_budget_s);
   void share_flush_buffer(const Context& c, SetupRequest& setup, std::vector<Fd>& fds);
   bool stage_runtime_sass(Context& c);
   bool stage_timing(Context& c);
@@ -86,7 +94,7 @@ class Evaluator {
   std::unique_ptr<L2Flusher> m_flusher;
   std::unique_ptr<SharedAllocation> m_runner_flush;  ///< the runners' common L2 flush buffer
   bool m_profile_needs_root = false;  ///< ncu found the performance counters reserved for administrators
-  bool m_ncu_lacks_modifier_metric = false;  ///< this ncu has no opcode-with-modifier counts (coverage stays a range)
+  std::set<std::string> m_ncu_refused;  ///< optional metrics this ncu refused (kNcuOptionalMetrics)
   std::optional<std::string> m_cpu_affinity;  ///< what pinning to the GPU's local CPUs did (once)
 };
 

@@ -1,5 +1,6 @@
 #include "evaluator/runner_session.h"
 
+#include <cstdlib>
 #include <algorithm>
 
 #include "common/cuda_tools.h"
@@ -36,6 +37,11 @@ SandboxPolicy runner_sandbox_policy(const fs::path& scratch, const std::vector<f
   return p;
 }
 
+bool runner_keeps_look() {
+  const char* v = std::getenv("PTXBENCH_PROC_VIEW");
+  return v && std::string(v) == "visible";
+}
+
 ProcessSpec sandboxed_spec(const std::vector<std::string>& argv, const fs::path& scratch, std::size_t output_cap_bytes,
                            const std::vector<fs::path>& readable, const RunnerSandboxOptions& options, bool keep_root) {
   ProcessSpec spec;
@@ -59,9 +65,9 @@ RunnerSession::RunnerSession(const RunnerLaunch& launch, double startup_timeout_
 RunnerSession::RunnerSession(const RunnerLaunch& launch) {
   Fd ours, theirs;
   make_socket_pair(ours, theirs);
-  ProcessSpec spec = sandboxed_spec({launch.runner_path, "serve", "--control-fd", "3", "--device",
-                                     std::to_string(launch.device)},
-                                    launch.scratch, launch.output_cap_bytes, launch.readable, launch.sandbox);
+  std::vector<std::string> argv = {launch.runner_path, "serve", "--control-fd", "3", "--device", std::to_string(launch.device)};
+  if (runner_keeps_look()) argv.insert(argv.begin() + 1, "--keep-look");
+  ProcessSpec spec = sandboxed_spec(argv, launch.scratch, launch.output_cap_bytes, launch.readable, launch.sandbox);
   m_sandbox = std::static_pointer_cast<Sandbox>(spec.setup);
   spec.control_fd = theirs.get();
   m_child = std::make_unique<ChildProcess>(spec);

@@ -37,6 +37,11 @@ SandboxPolicy runner_sandbox_policy(const fs::path& scratch, const std::vector<f
                                     const RunnerSandboxOptions& options, bool keep_root = false);
 
 /// A ProcessSpec for `argv` in that sandbox (cwd = scratch, capped output, rlimits, dies with us).
+/// Whether runners leave their start-up block and /proc readable to the candidate: only when the
+/// worker's environment says PTXBENCH_PROC_VIEW=visible (diagnosis of a tool that needs them;
+/// docs/sandbox.md, "Denying the look").
+bool runner_keeps_look();
+
 ProcessSpec sandboxed_spec(const std::vector<std::string>& argv, const fs::path& scratch, std::size_t output_cap_bytes,
                            const std::vector<fs::path>& readable = {}, const RunnerSandboxOptions& options = {},
                            bool keep_root = false);

@@ -1,4 +1,4 @@
-// Which cached workload states a worker keeps (DESIGN §8: workload state cached with a memory
+// Which cached workload states a worker keeps (docs/design.md §8: workload state cached with a memory
 // budget): least recently used first out, so that admitting a new state keeps the total under the
 // budget. A state larger than the whole budget is still admitted, alone.
 #pragma once

@@ -1,5 +1,5 @@
 // Cold-L2 helper: overwrites a scratch buffer of (factor × L2 size) bytes before a timed call
-// (nvbench's l2flush, sized per DESIGN §4: at least 2× L2): its own buffer, or memory shared
+// (nvbench's l2flush, sized per docs/design.md §4: at least 2× L2): its own buffer, or memory shared
 // with another process (the runners' common flush buffer, docs/verdict.md "Timing method").
 #pragma once
 

@@ -1,4 +1,4 @@
-// One timing trial (DESIGN §4): for each call, poison outputs and overwrite 2×L2 on the stream,
+// One timing trial (docs/design.md §4): for each call, poison outputs and overwrite 2×L2 on the stream,
 // wait for that, then time the call as the device span of all activity (any stream, any host
 // thread) between the host timestamps before the call and after a device-wide synchronize.
 // The same code times candidates (in the runner) and baselines (in the worker).

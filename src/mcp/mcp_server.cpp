@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "common/text.h"
+#include "compile/solution.h"
 
 namespace ptxbench::mcp {
 namespace {
@@ -98,6 +99,27 @@ ordered_json nullable(const std::optional<double>& x) { return x ? ordered_json(
 
 const ordered_json kNumberOrNull = {{"type", {"number", "null"}}};
 
+/// The .cu a tool compiles or evaluates: the `source` argument itself, or the file that a
+/// FlashInfer-Bench Solution given there as JSON makes (compile/solution.h). A Solution must be a
+/// CUDA one and, with `definition`, for that definition. nullopt with `error` when it is refused.
+std::optional<std::string> candidate_source(const std::string& text, const std::string& definition, std::string& error) {
+  const std::size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string::npos || text[first] != '{') return text;  // a .cu never starts with '{'
+  try {
+    Solution solution = parse_solution(text, "the Solution");
+    if (!definition.empty()) require_solution_definition(solution, definition, "the Solution");
+    SolutionCandidate c = materialize_solution(solution, "the Solution");
+    if (c.language != CandidateLanguage::cuda) {
+      error = "The Solution is a " + solution.language + " one; this server evaluates CUDA candidates. Nothing was run.";
+      return std::nullopt;
+    }
+    return c.source;
+  } catch (const InputError& e) {
+    error = std::string(e.what()) + ". Nothing was run.";
+    return std::nullopt;
+  }
+}
+
 std::vector<ToolSpec> tool_specs(const TrajectorySession& s) {
   const TrajectoryKey& k = s.key();
   ordered_json definition_item = {
@@ -151,7 +173,8 @@ std::vector<ToolSpec> tool_specs(const TrajectorySession& s) {
        "Compiles a candidate .cu with the evaluator's fixed nvcc flags for " + s.arch() +
            " and runs the static checks (banned APIs, the ABI): status ok, compile_error, banned_api, abi_error or "
            "timeout, with the compiler's log and the ptxas resource usage per kernel. Nothing runs on a GPU." + free,
-       {{"source", "string", true, "the complete candidate .cu source (at most 1 MiB)"}},
+       {{"source", "string", true,
+         "the complete candidate .cu source (at most 1 MiB), or a FlashInfer-Bench Solution as JSON (spec.language cuda)"}},
        {{"type", "object"},
         {"properties",
          {{"status", {{"type", "string"}, {"enum", {"ok", "compile_error", "banned_api", "abi_error", "timeout"}}}},
@@ -168,7 +191,9 @@ std::vector<ToolSpec> tool_specs(const TrajectorySession& s) {
                    "agent's model reads and the verdict's key fields. Each call uses one of the trajectory's {} "
                    "evaluations and is stored as a turn; past the budget the call is refused and nothing is evaluated.",
                    k.definition, s.arch(), s.budget()),
-       {{"source", "string", true, "the complete candidate .cu source defining ptxb_run (at most 1 MiB)"}},
+       {{"source", "string", true,
+         "the complete candidate .cu source defining ptxb_run or exporting run with TVM_FFI_DLL_EXPORT_TYPED_FUNC (at "
+         "most 1 MiB), or a FlashInfer-Bench Solution for this definition as JSON (spec.language cuda)"}},
        {{"type", "object"},
         {"properties",
          {{"status", {{"type", "string"}, {"description", "PASSED, COMPILE_ERROR, INCORRECT_NUMERICAL, ... (docs/verdict.md)"}}},
@@ -366,7 +391,10 @@ ordered_json McpServer::get_task(const ordered_json& args) const {
 }
 
 ordered_json McpServer::compile(const ordered_json& args) const {
-  const std::string& source = args["source"].get_ref<const std::string&>();
+  std::string refused;
+  std::optional<std::string> given = candidate_source(args["source"].get_ref<const std::string&>(), "", refused);
+  if (!given) return tool_error(refused);
+  const std::string& source = *given;
   if (source.size() > m_options.max_source_bytes)
     return tool_error(fmt::format("The source is {} bytes; the limit is {}. Nothing was compiled.", source.size(),
                                   m_options.max_source_bytes));
@@ -395,7 +423,11 @@ ordered_json McpServer::compile(const ordered_json& args) const {
 }
 
 ordered_json McpServer::evaluate(const ordered_json& args, const ordered_json& progress_token, const Send& send) {
-  const std::string& source = args["source"].get_ref<const std::string&>();
+  std::string refused;
+  std::optional<std::string> given =
+      candidate_source(args["source"].get_ref<const std::string&>(), m_session.key().definition, refused);
+  if (!given) return tool_error(refused);  // refused before a turn begins: no evaluation is used
+  const std::string& source = *given;
   if (source.size() > m_options.max_source_bytes)
     return tool_error(fmt::format("The source is {} bytes; the limit is {}. Nothing was evaluated.", source.size(),
                                   m_options.max_source_bytes));

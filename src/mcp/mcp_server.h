@@ -1,4 +1,4 @@
-// The MCP server of `ptxbench mcp` (DESIGN §10; protocol revision 2025-11-25 over stdio): the
+// The MCP server of `ptxbench mcp` (docs/design.md §10; protocol revision 2025-11-25 over stdio): the
 // lifecycle (initialize with version negotiation, notifications/initialized, ping), tools/list and
 // tools/call with four tools — list_definitions, get_task, compile (free), evaluate (through the
 // service, counted against the trajectory's budget, stored as a turn). Protocol errors (unknown

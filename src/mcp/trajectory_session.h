@@ -1,4 +1,4 @@
-// One MCP session's trajectory in the run store (DESIGN §10): the session is bound to one
+// One MCP session's trajectory in the run store (docs/design.md §10): the session is bound to one
 // trajectory (definition, default workload, prompt tag, index) of a run whose policy is
 // "mcp-agent", with a budget of evaluation requests per trajectory (default 8). Each evaluation is
 // stored as a turn through the same RunStore steps as our own agent's turns (turn_loop.cpp), so

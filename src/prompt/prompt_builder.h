@@ -1,4 +1,4 @@
-// The prompt builder (DESIGN §5): a tag selects knowledge components (architecture parameters, PTX
+// The prompt builder (docs/design.md §5): a tag selects knowledge components (architecture parameters, PTX
 // templates, the contract, patterns or one paper hint, the expert kernel, the attention guidance); the
 // system message holds the rules, the ABI and the selected components; the user message holds the
 // definition and its workload. A target (an arch or a GPU) picks the knowledge pack and its parameters.

@@ -1,4 +1,4 @@
-// An external coding agent's run against our refinement run (issue 20, DESIGN §10): the paper's
+// An external coding agent's run against our refinement run (issue 20, docs/design.md §10): the paper's
 // Table 3 / Table 8 layout (per definition and pooled, the median of per-trajectory best
 // instruction-qualified speedups after N evaluation requests, and the ratio of median cumulative
 // tokens) and its Figure 14 (the median best speedup reached within a shared per-trajectory token

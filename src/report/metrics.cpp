@@ -165,9 +165,36 @@ int64_t BudgetMetrics::with_best_of(InstructionRule rule) const {
   return rule == InstructionRule::unrestricted ? with_best : rule == InstructionRule::paper ? with_best_target : with_best_strict;
 }
 
-BudgetMetrics budget_metrics(const std::vector<TrajectoryObs>& trajectories, int budget) {
+int64_t BudgetMetrics::passed_of(InstructionRule rule) const {
+  return rule == InstructionRule::unrestricted ? passed : rule == InstructionRule::paper ? passed_target : passed_strict;
+}
+
+std::optional<double> BudgetMetrics::pass_at(int64_t k, InstructionRule rule) const {
+  if (!measured) return std::nullopt;
+  return pass_at_k(trajectories, passed_of(rule), k);
+}
+
+std::string to_string(MissingTurns rule) { return rule == MissingTurns::carry_forward ? "carry_forward" : "not_correct"; }
+
+std::string describe(MissingTurns rule) {
+  return rule == MissingTurns::carry_forward
+             ? "missing turns carry the last verdict forward (--carry-forward; not the paper's rule)"
+             : "missing turns count as not correct (the paper's rule: denominator = trajectories x T)";
+}
+
+std::optional<double> pass_at_k(int64_t n, int64_t c, int64_t k) {
+  if (k < 1 || k > n || c < 0 || c > n) return std::nullopt;
+  if (n - c < k) return 1.0;
+  // C(n-c, k) / C(n, k) = prod_{i = n-c+1}^{n} (1 - k / i): no large binomials (Chen et al.'s form).
+  double none = 1.0;
+  for (int64_t i = n - c + 1; i <= n; ++i) none *= 1.0 - static_cast<double>(k) / static_cast<double>(i);
+  return 1.0 - none;
+}
+
+BudgetMetrics budget_metrics(const std::vector<TrajectoryObs>& trajectories, int budget, MissingTurns missing) {
   BudgetMetrics m;
   m.budget = budget;
+  m.missing_rule = missing;
   m.measured = budget > 0;
   for (const auto& t : trajectories) {
     if (!counted(t)) continue;
@@ -178,24 +205,42 @@ BudgetMetrics budget_metrics(const std::vector<TrajectoryObs>& trajectories, int
   for (const auto& t : trajectories) {
     if (!counted(t)) continue;
     std::array<std::optional<double>, kRules.size()> best;  // per rule, in kRules order
+    std::array<bool, kRules.size()> passed{};
+    BudgetMetrics::Slots mine;
     const auto n = static_cast<int64_t>(t.turns.size());
     for (int64_t slot = 0; slot < budget; ++slot) {
-      bool carried = slot >= n;
-      const TurnObs& o = carried ? t.turns.back() : t.turns[static_cast<std::size_t>(slot)];
-      m.carried_slots += carried;
+      bool after = slot >= n;
+      m.missing_slots += after;
+      if (after && missing == MissingTurns::not_correct) {
+        ++mine.slots;  // the paper's rule: a turn that was never run is not correct
+        continue;
+      }
+      const TurnObs& o = after ? t.turns.back() : t.turns[static_cast<std::size_t>(slot)];
+      m.carried_slots += after;
       if (o.label == TurnLabel::infra_error) {
         ++m.infra_slots;
         continue;
       }
-      ++m.slots;
-      m.correct_slots += o.qualifies(InstructionRule::unrestricted);
-      m.target_slots += o.qualifies(InstructionRule::paper);
-      m.strict_slots += o.qualifies(InstructionRule::strict);
+      ++mine.slots;
+      mine.correct += o.qualifies(InstructionRule::unrestricted);
+      mine.target += o.qualifies(InstructionRule::paper);
+      mine.strict += o.qualifies(InstructionRule::strict);
       m.strict_unknown_slots += o.strict_unknown();
-      if (carried || !o.speedup) continue;
-      for (std::size_t r = 0; r < kRules.size(); ++r)
-        if (o.qualifies(kRules[r]) && (!best[r] || *o.speedup > *best[r])) best[r] = o.speedup;
+      if (after) continue;
+      for (std::size_t r = 0; r < kRules.size(); ++r) {
+        if (!o.qualifies(kRules[r])) continue;
+        passed[r] = true;
+        if (o.speedup && (!best[r] || *o.speedup > *best[r])) best[r] = o.speedup;
+      }
     }
+    m.slots += mine.slots;
+    m.correct_slots += mine.correct;
+    m.target_slots += mine.target;
+    m.strict_slots += mine.strict;
+    m.per_trajectory.push_back(mine);
+    m.passed += passed[0];
+    m.passed_target += passed[1];
+    m.passed_strict += passed[2];
     m.best.push_back(best[0]);
     m.best_target.push_back(best[1]);
     m.best_strict.push_back(best[2]);
@@ -300,7 +345,7 @@ std::vector<TurnReasoning> reasoning_by_turn(const std::vector<TrajectoryObs>& t
   return out;
 }
 
-GroupMetrics group_metrics(const std::vector<TrajectoryObs>& trajectories, const std::vector<int>& budgets) {
+GroupMetrics group_metrics(const std::vector<TrajectoryObs>& trajectories, const std::vector<int>& budgets, MissingTurns missing) {
   GroupMetrics g;
   g.trajectories = static_cast<int64_t>(trajectories.size());
   for (const auto& t : trajectories) {
@@ -311,8 +356,9 @@ GroupMetrics group_metrics(const std::vector<TrajectoryObs>& trajectories, const
     if (!counted(t)) continue;
     ++g.counted;
     g.incomplete += t.incomplete;
+    g.short_trajectories += static_cast<int64_t>(t.turns.size()) < t.turn_budget;
   }
-  for (int b : budgets) g.budgets.push_back(budget_metrics(trajectories, b));
+  for (int b : budgets) g.budgets.push_back(budget_metrics(trajectories, b, missing));
   g.labels = label_counts(trajectories);
   g.transitions = transitions(trajectories);
   g.tokens = token_summary(trajectories);
@@ -330,9 +376,12 @@ const std::vector<MetricDefinition>& metric_definitions() {
   static const std::vector<MetricDefinition> defs = {
       {"groups", "Groups",
        "Metrics are computed per run x model x definition x GPU (with --by tag: x prompt tag, and the '(all)' rows pool "
-       "the definitions of each tag). The GPU is the name in the verdicts' "
-       "environment.gpu.name; a trajectory whose verdicts name none (e.g. only extraction errors) takes the one GPU "
-       "its run and definition name, else '-'. Rows with definition '(all)' pool every definition of a run x model x GPU."},
+       "the definitions of each tag). An imported run (ptxbench import) is also split by experiment, its trajectories' "
+       "prompt tag (the release's experiment folder): one model x arch of a release holds several experiments of one "
+       "definition (a prompt ablation, a second run), and pooling them would give numbers the release never printed. "
+       "The GPU is the name in the verdicts' environment.gpu.name; a trajectory whose verdicts name none (e.g. only "
+       "extraction errors) takes the one GPU its run and definition name, else '-'. Rows with definition '(all)' pool "
+       "every definition of a run x model x GPU; a run with several experiments of one definition gets none."},
       {"judged_turn", "Judged turn",
        "A turn with a stored verdict or an extraction error. A turn still in flight (no verdict yet) is not judged "
        "and not counted anywhere except tokens."},
@@ -343,15 +392,18 @@ const std::vector<MetricDefinition>& metric_definitions() {
       {"budget", "Turn budget T",
        "The first T turns of each trajectory (T = 1, 4, 8 unless --budgets says otherwise). A budget larger than the "
        "run's num_turns was not measured: its values are n/a (null in JSON, empty in CSV), never extrapolated."},
-      {"carry_forward", "Early stop: carry-forward",
-       "A trajectory with fewer judged turns than T (it stopped early at PASSED with speedup >= the target, or it "
-       "failed / is still running) carries its last judged turn's verdict forward into the remaining slots up to T: "
-       "a trajectory stopped early at a correct turn counts as correct in every later slot. Carried slots add to "
-       "the correctness rates only; bests and Fast_p use the turns actually run. Trajectories that failed or are "
-       "still running are counted as 'incomplete'."},
+      {"missing_turns", "Missing turns",
+       "A trajectory with fewer judged turns than T (it stopped early at PASSED with speedup >= the target, it failed "
+       "or is still running, or an imported release holds fewer turns) has missing slots up to T. By default they "
+       "count as NOT correct and stay in the denominator - the paper's rule: the rates are over trajectories x T. "
+       "With --carry-forward the last judged turn's verdict fills them instead (a trajectory stopped early at a "
+       "correct turn then counts as correct in every later slot). Every output names the rule used. Either way "
+       "bests, Fast_p and pass@k use only the turns actually run. Trajectories that failed or are still running are "
+       "counted as 'incomplete'."},
       {"turn_correctness_rate", "Turn correctness rate",
        "Correct (PASSED) slots among each counted trajectory's first T slots / (counted trajectories x T - "
-       "INFRA_ERROR slots). INFRA_ERROR slots (ours, not the model's) leave both numerator and denominator."},
+       "INFRA_ERROR slots). INFRA_ERROR slots (ours, not the model's) leave both numerator and denominator; missing "
+       "slots as the missing-turns rule says. The paper's Table 1."},
       {"target_correctness_rate", "Target-instruction correctness rate",
        "Same denominator; the numerator counts only slots that are PASSED and whose verdict affirms "
        "target_instruction.correct (the target instructions - wgmma/TMA on sm_90a, tcgen05 on sm_100a - were seen "
@@ -364,19 +416,32 @@ const std::vector<MetricDefinition>& metric_definitions() {
            "Fast^Inst_p (strict) are computed exactly as their paper-rule twins with this qualifier. A PASSED verdict "
            "without the field (stored before it existed, or its coverage could not be measured) is 'strict unknown': it "
            "is NOT counted as strict correct, so strict values are lower bounds wherever such turns exist (marked *), and "
-           "how many there were is reported (strict_unknown)."},
+           "how many there were is reported (strict_unknown). Where NO correct slot within T has a strict verdict (every "
+           "turn of an imported run) the strict values are unknown: n/a (null in JSON, empty in CSV)."},
       {"best_speedup", "Best speedup",
        "Per trajectory: the largest speedup (baseline time / candidate time, from the verdict) of its correct turns "
        "within the first T; none when it has no correct turn with a measured speedup (a PASSED turn without a "
        "speedup counts as correct but has no speedup). Reported: the max over trajectories, and the median of the "
        "per-trajectory bests over the trajectories that have one, with that n ([n=3]). Speedups print with 3 "
-       "decimals, as the paper prints them."},
+       "decimals, as the paper prints them. The max is the paper's Table 9."},
       {"best_target_speedup", "Best instruction-qualified speedup",
        "Same, over turns that are target-instruction correct."},
       {"fast_p", "Fast_p and Fast^Inst_p",
        "The share of ALL counted trajectories whose best (instruction-qualified, for Fast^Inst_p) speedup within "
        "T is strictly greater than p; a trajectory without a best counts in the denominator only. At p equal to a "
        "speedup, that trajectory is not counted (strict >). Fast_0 is therefore the share with a correct, timed turn."},
+      {"pass_at_k", "pass@k",
+       "Unbiased pass@k (Chen et al. 2021): with n counted trajectories of a group, c of which have a correct "
+       "(target-instruction correct, strict) turn within the first T turns actually run, pass@k = 1 - C(n-c, k) / C(n, k): "
+       "the chance that at least one of k trajectories drawn from the n passes. Given for k <= n only (n/a above); "
+       "pass@1 = c / n, the share of trajectories with a correct turn within T."},
+      {"bootstrap", "Bootstrap intervals",
+       "[lo, hi] after a rate, a best speedup (max) or a Fast_p value: the percentile bootstrap interval over the group's "
+       "counted trajectories (B resamples of n drawn with replacement, the statistic recomputed on each, the nearest-rank "
+       "percentiles (1-c)/2 and (1+c)/2; B = 1000, c = 0.95 unless --bootstrap / --confidence say otherwise). Seeded "
+       "(--seed) per group and budget by name, so the same seed gives the same intervals on every platform. In a "
+       "resample, a trajectory without a best counts as speedup 0 for the max. Pointwise: each interval covers its own "
+       "value. With few trajectories the intervals are wide, and the max's lower end is often far below it."},
       {"fake_backend", "Fake backend",
        "Verdicts made by the evaluation service's fake backend (serve --fake-gpus, for tests: no GPU used, statuses and "
        "speedups dictated by markers in the candidate) carry the mark fake: true. The report refuses runs that hold any "

@@ -1,4 +1,4 @@
-// The paper's metrics (DESIGN §7) over trajectories reduced to what they need: per turn a label,
+// The paper's metrics (docs/design.md §7) over trajectories reduced to what they need: per turn a label,
 // the correct and target-instruction flags (the paper's rule and the strict one), the speedup and
 // the tokens. Pure functions, so they are
 // tested against hand-computed fixtures; report_data.h fills the inputs from a run store.
@@ -96,6 +96,21 @@ struct TrajectoryObs {
   std::vector<std::optional<TokenCounts>> turn_tokens;
 };
 
+/// How a turn budget counts the slots after a trajectory's last judged turn (an early stop at the
+/// speedup target, a failed or still running trajectory, a short trajectory of an imported release).
+enum class MissingTurns {
+  not_correct,    ///< the paper's rule (the default): in the denominator, never correct
+  carry_forward,  ///< `report --carry-forward`: the last judged turn's verdict fills them
+};
+std::string to_string(MissingTurns rule);  ///< "not_correct", "carry_forward" (JSON, CSV)
+/// The rule in words, for table captions: "missing turns count as not correct (the paper's rule)".
+std::string describe(MissingTurns rule);
+
+/// The unbiased pass@k estimator (Chen et al. 2021): 1 - C(n - c, k) / C(n, k), the chance that at
+/// least one of k trajectories drawn without replacement from n, c of which pass, passes. Absent
+/// when k < 1 or k > n.
+std::optional<double> pass_at_k(int64_t n, int64_t c, int64_t k);
+
 /// Counted trajectories have at least one judged turn that is not INFRA_ERROR; the others are
 /// left out of every rate and speedup metric (and of the Fast_p denominator).
 bool counted(const TrajectoryObs& t);
@@ -107,7 +122,9 @@ struct BudgetMetrics {
   int64_t trajectories = 0;         ///< counted trajectories
   int64_t slots = 0;                ///< denominator: counted trajectories × T, less INFRA_ERROR slots
   int64_t infra_slots = 0;          ///< slots excluded as INFRA_ERROR
-  int64_t carried_slots = 0;        ///< slots after a trajectory's last judged turn (carried forward)
+  MissingTurns missing_rule = MissingTurns::not_correct;
+  int64_t missing_slots = 0;        ///< slots after a trajectory's last judged turn (either rule)
+  int64_t carried_slots = 0;        ///< of those, filled by carry-forward (0 under the paper's rule)
   int64_t correct_slots = 0, target_slots = 0;
   std::optional<double> correctness_rate, target_rate;  ///< fractions in [0, 1]; absent when slots == 0
   /// Per counted trajectory (input order): its best correct (target-instruction-correct) speedup
@@ -123,6 +140,15 @@ struct BudgetMetrics {
   std::vector<std::optional<double>> best_strict;
   std::optional<double> max_best_strict, median_best_strict;
   int64_t with_best_strict = 0;
+  /// Per counted trajectory (input order): its slots (denominator share) and qualifying slots per
+  /// rule within T, so a resample of trajectories can recompute the rates (intervals.h).
+  struct Slots {
+    int64_t slots = 0, correct = 0, target = 0, strict = 0;
+  };
+  std::vector<Slots> per_trajectory;
+  /// Counted trajectories with at least one qualifying turn within T (turns actually run): the c of
+  /// pass@k, per rule.
+  int64_t passed = 0, passed_target = 0, passed_strict = 0;
 
   /// The fields above by rule (unrestricted: correctness_rate, best, ...).
   [[nodiscard]] const std::optional<double>& rate(InstructionRule rule) const;
@@ -130,9 +156,16 @@ struct BudgetMetrics {
   [[nodiscard]] const std::optional<double>& max_of_bests(InstructionRule rule) const;
   [[nodiscard]] const std::optional<double>& median_of_bests(InstructionRule rule) const;
   [[nodiscard]] int64_t with_best_of(InstructionRule rule) const;
+  [[nodiscard]] int64_t passed_of(InstructionRule rule) const;
+  /// pass@k over the counted trajectories under `rule`; absent when k exceeds them.
+  [[nodiscard]] std::optional<double> pass_at(int64_t k, InstructionRule rule) const;
+  /// The strict rule's values are unknown, not merely lower bounds: correct slots exist within T
+  /// and none of them has a strict verdict (e.g. every turn of an imported run). Shown as n/a.
+  [[nodiscard]] bool strict_unknown_only() const { return correct_slots > 0 && strict_unknown_slots == correct_slots; }
 };
 
-BudgetMetrics budget_metrics(const std::vector<TrajectoryObs>& trajectories, int budget);
+BudgetMetrics budget_metrics(const std::vector<TrajectoryObs>& trajectories, int budget,
+                             MissingTurns missing = MissingTurns::not_correct);
 
 /// Fast_p: the share of ALL given trajectories whose best is strictly greater than p (a trajectory
 /// without a best counts in the denominator only). 0 for an empty set.
@@ -179,6 +212,7 @@ struct GroupMetrics {
   int64_t trajectories = 0;  ///< all
   int64_t counted = 0;       ///< with at least one judged non-INFRA turn
   int64_t incomplete = 0;    ///< counted but failed / still running short of the budget
+  int64_t short_trajectories = 0;  ///< counted, with fewer judged turns than their run's num_turns (any reason)
   int64_t correct_turns = 0;         ///< PASSED turns actually run (no carry-forward)
   int64_t strict_unknown_turns = 0;  ///< of which the verdict holds no strict rule verdict
   std::vector<BudgetMetrics> budgets;
@@ -187,7 +221,8 @@ struct GroupMetrics {
   TokenSummary tokens;
   std::vector<TurnReasoning> reasoning;  ///< by turn, turns with at least one stored call
 };
-GroupMetrics group_metrics(const std::vector<TrajectoryObs>& trajectories, const std::vector<int>& budgets);
+GroupMetrics group_metrics(const std::vector<TrajectoryObs>& trajectories, const std::vector<int>& budgets,
+                           MissingTurns missing = MissingTurns::not_correct);
 
 /// Token ratio a / b of two token summaries: the ratio of the MEDIANS of per-trajectory cumulative
 /// tokens (the paper's Tables 3 and 8), for each kind.

@@ -196,18 +196,87 @@ std::string describe_changes(const Provenance& p) {
   return s;
 }
 
-Report build_report(const RunStore& store, const std::vector<std::string>& runs, const std::vector<int>& budgets_in,
+std::string ReportFilters::describe() const {
+  std::string s;
+  auto add = [&s](const char* option, const std::vector<std::string>& values) {
+    if (values.empty()) return;
+    std::string joined;
+    for (const auto& v : values) joined += (joined.empty() ? "" : ",") + v;
+    s += (s.empty() ? "" : " ") + std::string(option) + " " + joined;
+  };
+  add("--model", models);
+  add("--definition", definitions);
+  add("--tag", tags);
+  return s;
+}
+
+namespace {
+
+bool keeps(const std::vector<std::string>& wanted, const std::string& value) {
+  return wanted.empty() || std::find(wanted.begin(), wanted.end(), value) != wanted.end();
+}
+
+// Every filter value must name something the runs hold: a typo would otherwise report nothing.
+void check_filter(const char* option, const std::vector<std::string>& wanted, const std::set<std::string>& seen) {
+  for (const auto& w : wanted) {
+    if (seen.count(w)) continue;
+    std::string known;
+    std::size_t n = 0;
+    for (const auto& v : seen) {
+      if (n++ == 20) {
+        known += ", ...";
+        break;
+      }
+      known += (known.empty() ? "" : ", ") + v;
+    }
+    throw InputError("report", fmt::format("{} '{}' matches no trajectory of the runs (they hold: {})", option, w,
+                                           known.empty() ? "none" : known));
+  }
+}
+
+// The random stream of a group's intervals at one budget: its name, so that adding a group or a
+// budget moves no other interval.
+std::string interval_stream(const Group& g, int budget) {
+  return fmt::format("report\n{}\n{}\n{}\n{}\n{}\n{}\n{}\nT{}", g.run_id, g.language, g.model, g.definition, g.tag, g.experiment,
+                     g.gpu, budget);
+}
+
+}  // namespace
+
+Report build_report(const RunStore& store, const std::vector<std::string>& runs, const std::vector<int>& budgets,
                     FakeVerdicts fake, GroupBy by) {
+  ReportOptions o;
+  o.budgets = budgets;
+  o.fake = fake;
+  o.by = by;
+  return build_report(store, runs, o);
+}
+
+Report build_report(const RunStore& store, const std::vector<std::string>& runs, const ReportOptions& options) {
+  const GroupBy by = options.by;
   Report r;
   r.store = store.path();
   r.by = by;
+  r.missing = options.missing;
+  r.filters = options.filters;
+  r.bootstrap = options.bootstrap;
   r.generated_at = utc_now_iso8601();
-  r.budgets = budgets_in;
+  r.budgets = options.budgets;
   std::sort(r.budgets.begin(), r.budgets.end());
   r.budgets.erase(std::unique(r.budgets.begin(), r.budgets.end()), r.budgets.end());
   if (r.budgets.empty()) throw InputError("report", "--budgets: give at least one turn budget");
   for (int b : r.budgets)
     if (b < 1) throw InputError("report", "--budgets: turn budgets are >= 1, got " + std::to_string(b));
+  r.pass_k = options.pass_k;
+  std::sort(r.pass_k.begin(), r.pass_k.end());
+  r.pass_k.erase(std::unique(r.pass_k.begin(), r.pass_k.end()), r.pass_k.end());
+  for (int k : r.pass_k)
+    if (k < 1) throw InputError("report", "--pass-k: k is >= 1, got " + std::to_string(k));
+  if (r.bootstrap.resamples < 1) throw InputError("report", "--bootstrap: at least 1 resample");
+  if (!(r.bootstrap.confidence > 0.0 && r.bootstrap.confidence < 1.0))
+    throw InputError("report", "--confidence: strictly between 0 and 1");
+  const ReportFilters& filters = options.filters;
+  std::set<std::string> seen_models, seen_definitions, seen_tags;
 
   std::string fake_runs;  // "run ID (n of m verdicts), ..."
   for (const auto& id : resolve_runs(store, runs)) {
@@ -218,7 +287,13 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
     s.condition = run_condition(s.info.config);
     s.language = run_language(s.info.config);
     int64_t most = 0;
+    seen_models.insert(s.info.model);
     for (const auto& info : store.list_trajectories(id)) {
+      seen_definitions.insert(info.key.definition);
+      seen_tags.insert(info.key.prompt_tag);
+      if (!keeps(filters.models, s.info.model) || !keeps(filters.definitions, info.key.definition) ||
+          !keeps(filters.tags, info.key.prompt_tag))
+        continue;
       TrajectoryDetail d;
       d.info = info;
       d.model = s.info.model;
@@ -278,38 +353,54 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
     r.provenance += run_provenance;
     r.runs.push_back(std::move(s));
   }
-  if (!fake_runs.empty() && fake == FakeVerdicts::refuse)
+  check_filter("--model", filters.models, seen_models);
+  check_filter("--definition", filters.definitions, seen_definitions);
+  check_filter("--tag", filters.tags, seen_tags);
+  if (!fake_runs.empty() && options.fake == FakeVerdicts::refuse)
     throw InputError("report", "verdicts from the evaluation service's fake backend (serve --fake-gpus: no GPU ran, the "
                                "candidate's markers dictated status and speedup) in " + fake_runs +
                                    "; these are test data, not measurements. Give --allow-fake to report them anyway, "
                                    "marked as such in every output");
 
   // Groups in the order first seen; a pooled row per run x model x GPU (x tag) when that pools
-  // several definitions.
-  for (const auto& s : r.runs) {
+  // several definitions. An imported run is split by experiment too (metrics "groups").
+  for (auto& s : r.runs) {
     std::vector<Group> per_definition, pooled;
     auto find = [](std::vector<Group>& gs, const Group& key) -> Group* {
       for (auto& g : gs)
-        if (g.model == key.model && g.definition == key.definition && g.gpu == key.gpu && g.tag == key.tag) return &g;
+        if (g.model == key.model && g.definition == key.definition && g.gpu == key.gpu && g.tag == key.tag &&
+            g.experiment == key.experiment)
+          return &g;
       return nullptr;
     };
-    std::map<std::string, std::set<std::string>> definitions;  // by the pooled row's tag
+    std::map<std::string, std::set<std::string>> definitions;                     // by the pooled row's tag
+    std::map<std::string, std::map<std::string, std::set<std::string>>> experiments;  // tag -> definition -> experiments
     for (auto i : s.trajectories) {
       const auto& d = r.trajectories[i];
       std::string tag = by == GroupBy::tag ? d.info.key.prompt_tag : "";
+      std::string experiment = s.info.imported() && by != GroupBy::tag ? d.info.key.prompt_tag : "";
       definitions[tag].insert(d.info.key.definition);
-      Group key{s.info.id, d.model, d.info.key.definition, d.gpu, s.language, tag, false, {}, {}, {}};
+      experiments[tag][d.info.key.definition].insert(experiment);
+      Group key{s.info.id, d.model, d.info.key.definition, d.gpu, s.language, tag, experiment, false, {}, {}, {}, {}};
       Group* g = find(per_definition, key);
       if (!g) g = &per_definition.emplace_back(std::move(key));
       g->members.push_back(i);
-      Group pooled_key{s.info.id, d.model, kPooledDefinition, d.gpu, s.language, tag, true, {}, {}, {}};
+      Group pooled_key{s.info.id, d.model, kPooledDefinition, d.gpu, s.language, tag, "", true, {}, {}, {}, {}};
       Group* p = find(pooled, pooled_key);
       if (!p) p = &pooled.emplace_back(std::move(pooled_key));
       p->members.push_back(i);
     }
     for (auto& g : per_definition) r.groups.push_back(std::move(g));
-    for (auto& g : pooled)
-      if (definitions[g.tag].size() > 1) r.groups.push_back(std::move(g));
+    for (auto& g : pooled) {
+      if (definitions[g.tag].size() < 2) continue;
+      bool mixed = false;
+      for (const auto& [def, exps] : experiments[g.tag]) mixed |= exps.size() > 1;
+      if (mixed) {
+        s.no_pooled_row = "no '(all)' row: the run holds several experiments of one definition, which it would mix";
+        continue;
+      }
+      r.groups.push_back(std::move(g));
+    }
   }
   // Languages side by side: every run of a language pooled, by model, definition and GPU.
   {
@@ -324,11 +415,11 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
       for (auto i : s.trajectories) {
         const auto& d = r.trajectories[i];
         definitions[s.language + '\n' + d.model + '\n' + d.gpu].insert(d.info.key.definition);
-        Group key{"", d.model, d.info.key.definition, d.gpu, s.language, "", false, {}, {}, {}};
+        Group key{"", d.model, d.info.key.definition, d.gpu, s.language, "", "", false, {}, {}, {}, {}};
         Group* g = find(per_definition, key);
         if (!g) g = &per_definition.emplace_back(std::move(key));
         g->members.push_back(i);
-        Group pooled_key{"", d.model, kPooledDefinition, d.gpu, s.language, "", true, {}, {}, {}};
+        Group pooled_key{"", d.model, kPooledDefinition, d.gpu, s.language, "", "", true, {}, {}, {}, {}};
         Group* p = find(pooled, pooled_key);
         if (!p) p = &pooled.emplace_back(std::move(pooled_key));
         p->members.push_back(i);
@@ -347,7 +438,8 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
   }
   for (auto* groups : {&r.groups, &r.language_groups})
     for (auto& g : *groups) {
-      g.metrics = group_metrics(observations(r, g.members), r.budgets);
+      g.metrics = group_metrics(observations(r, g.members), r.budgets, r.missing);
+      for (const auto& m : g.metrics.budgets) g.intervals.push_back(budget_intervals(m, r.bootstrap, interval_stream(g, m.budget)));
       for (auto i : g.members) g.provenance += r.trajectories[i].provenance;
     }
 

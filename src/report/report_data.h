@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "agent/run_store.h"
+#include "report/bootstrap.h"
+#include "report/intervals.h"
 #include "report/metrics.h"
 
 namespace ptxbench::report {
@@ -71,7 +73,10 @@ struct RunSummary {
   /// The run's condition beyond model and task (run_condition): "-", or e.g. "repair seeds;
   /// notes+kernel (k 3)", so runs of the notes ablation read apart.
   std::string condition;
-  std::vector<std::size_t> trajectories;  ///< indexes into Report::trajectories
+  std::vector<std::size_t> trajectories;  ///< indexes into Report::trajectories (those the filters keep)
+  /// Why the run has no '(all)' row though it spans several definitions ("" otherwise): an imported
+  /// run with several experiments of one definition, which a pooled row would mix.
+  std::string no_pooled_row;
 };
 
 /// What a group's rows are split by beside run x model x GPU.
@@ -90,9 +95,13 @@ struct Group {
   std::string language = kCudaLanguage;  ///< the run's; a language group's key
 
   std::string tag;                     ///< the prompt tag with GroupBy::tag, else ""
+  /// An imported run's experiment (its trajectories' prompt tag: the release's experiment folder),
+  /// "" for measured runs and pooled rows: groups of imported runs are split by it (metrics "groups").
+  std::string experiment;
   bool pooled = false;                 ///< definition == kPooledDefinition
   std::vector<std::size_t> members;    ///< indexes into Report::trajectories
   GroupMetrics metrics;
+  std::vector<BudgetIntervals> intervals;  ///< per metrics.budgets entry: the bootstrap intervals
   Provenance provenance;               ///< of its members' verdicts
 };
 
@@ -103,9 +112,40 @@ struct Comparison {
   TokenRatio ratio;        ///< reference / other
 };
 
+/// Which trajectories a report keeps (`report --model/--definition/--tag`): each list, when not
+/// empty, keeps the trajectories whose value is on it (exact names). The others are left out of
+/// every group, table and the drill-down, as if the runs had not run them.
+struct ReportFilters {
+  std::vector<std::string> models, definitions, tags;
+  [[nodiscard]] bool any() const { return !models.empty() || !definitions.empty() || !tags.empty(); }
+  /// "--model a,b --definition c" ("" when none).
+  [[nodiscard]] std::string describe() const;
+};
+
+/// What fake-backend verdicts do to build_report.
+enum class FakeVerdicts {
+  refuse,  ///< InputError naming the runs and how many (the default)
+  allow,   ///< report them; every output marks them (`ptxbench report --allow-fake`)
+};
+
+/// Everything build_report is asked, with the command line's defaults.
+struct ReportOptions {
+  std::vector<int> budgets = {1, 4, 8};
+  FakeVerdicts fake = FakeVerdicts::refuse;
+  GroupBy by = GroupBy::definition;
+  MissingTurns missing = MissingTurns::not_correct;  ///< the paper's rule unless --carry-forward
+  ReportFilters filters;
+  BootstrapOptions bootstrap;                        ///< the intervals (intervals.h)
+  std::vector<int> pass_k = {1, 4};                  ///< pass@k at these k (each >= 1; k above a group's n: n/a)
+};
+
 struct Report {
   std::string store;
   GroupBy by = GroupBy::definition;
+  MissingTurns missing = MissingTurns::not_correct;
+  ReportFilters filters;
+  BootstrapOptions bootstrap;
+  std::vector<int> pass_k;
   std::string generated_at;  ///< ISO 8601 UTC
   std::vector<int> budgets;
   std::vector<RunSummary> runs;  ///< in the order asked
@@ -122,18 +162,15 @@ struct Report {
   [[nodiscard]] bool several_languages() const;
 };
 
-/// What build_report does with runs holding verdicts of the service's fake backend.
-enum class FakeVerdicts {
-  refuse,  ///< InputError naming the runs and how many (the default)
-  allow,   ///< report them; every output marks them (`ptxbench report --allow-fake`)
-};
-
 /// The GPU a verdict names (environment.gpu.name), or "".
 std::string verdict_gpu(const Verdict& verdict);
 
-/// Reads the runs (exact ids or unique prefixes; InputError naming the known ids otherwise) and
-/// computes every group's metrics at `budgets` (each >= 1). Runs with fake-backend verdicts are an
-/// InputError unless `fake` is allow. `by` chooses the groups (GroupBy).
+/// Reads the runs (exact ids or unique prefixes; InputError naming the known ids otherwise), keeps
+/// the trajectories the filters name (InputError when a filter value matches none, naming those
+/// that exist) and computes every group's metrics and intervals at `options.budgets` (each >= 1).
+/// Runs with fake-backend verdicts are an InputError unless `options.fake` is allow.
+Report build_report(const RunStore& store, const std::vector<std::string>& runs, const ReportOptions& options);
+/// The same with the defaults of ReportOptions but these.
 Report build_report(const RunStore& store, const std::vector<std::string>& runs, const std::vector<int>& budgets,
                     FakeVerdicts fake = FakeVerdicts::refuse, GroupBy by = GroupBy::definition);
 

@@ -13,32 +13,71 @@ std::optional<double> fast(const BudgetMetrics& m, InstructionRule rule, double 
   return 100.0 * fast_p(m.bests(rule), p);
 }
 
+std::optional<Interval> percent(const std::optional<Interval>& x) {
+  if (!x) return std::nullopt;
+  return Interval{100.0 * x->lower, 100.0 * x->upper};
+}
+
+// The strict rule's value at a budget is unknown (not a lower bound): no correct slot has a verdict.
+bool strict_unknown(const BudgetMetrics& m, InstructionRule rule) {
+  return rule == InstructionRule::strict && m.strict_unknown_only();
+}
+
 }  // namespace
 
 const std::vector<BudgetTable>& budget_tables() {
   static const std::vector<BudgetTable> tables = {
       {"turn_correctness", "Turn correctness rate",
-       "correct slots / (counted trajectories x T - INFRA_ERROR slots); early stops carry their last verdict forward",
+       "correct slots / (counted trajectories x T - INFRA_ERROR slots), missing slots as the missing-turns rule says",
        [](const BudgetMetrics& m, InstructionRule rule) {
          const auto& v = m.rate(rule);
          return v ? std::optional<double>(100.0 * *v) : std::nullopt;
        },
-       1, "%"},
+       1, "%", nullptr,
+       [](const BudgetIntervals& iv, InstructionRule rule) -> std::optional<Interval> {
+         const auto& x = iv.rate_of(rule);
+         if (!x) return std::nullopt;
+         return Interval{100.0 * x->lower, 100.0 * x->upper};
+       },
+       "Table 1"},
       {"best_speedup", "Best speedup (max over trajectories)",
        "max over trajectories of the best correct speedup within the first T turns; '-': no correct timed turn",
-       [](const BudgetMetrics& m, InstructionRule rule) { return m.max_of_bests(rule); }, 3, "x"},
+       [](const BudgetMetrics& m, InstructionRule rule) { return m.max_of_bests(rule); }, 3, "x", nullptr,
+       [](const BudgetIntervals& iv, InstructionRule rule) { return iv.max_best_of(rule); }, "Table 9"},
       {"median_best_speedup", "Median of per-trajectory best speedups",
        "median over the trajectories that have a correct timed turn within T; [n=K]: how many",
        [](const BudgetMetrics& m, InstructionRule rule) { return m.median_of_bests(rule); }, 3, "x",
-       [](const BudgetMetrics& m, InstructionRule rule) { return m.with_best_of(rule); }},
+       [](const BudgetMetrics& m, InstructionRule rule) { return m.with_best_of(rule); }, nullptr, ""},
       {"fast_1", "Fast_1 (best speedup > 1.0)",
        "share of ALL counted trajectories whose best speedup within T is strictly > 1.0",
-       [](const BudgetMetrics& m, InstructionRule rule) { return fast(m, rule, 1.0); }, 1, "%"},
+       [](const BudgetMetrics& m, InstructionRule rule) { return fast(m, rule, 1.0); }, 1, "%", nullptr,
+       [](const BudgetIntervals& iv, InstructionRule rule) { return percent(iv.fast_of(rule, 1.0)); }, ""},
       {"fast_0", "Fast_0 (a correct, timed turn)",
        "share of ALL counted trajectories whose best speedup within T is strictly > 0",
-       [](const BudgetMetrics& m, InstructionRule rule) { return fast(m, rule, 0.0); }, 1, "%"},
+       [](const BudgetMetrics& m, InstructionRule rule) { return fast(m, rule, 0.0); }, 1, "%", nullptr,
+       [](const BudgetIntervals& iv, InstructionRule rule) { return percent(iv.fast_of(rule, 0.0)); }, ""},
   };
   return tables;
+}
+
+std::vector<const BudgetTable*> paper_tables() {
+  std::vector<const BudgetTable*> out;
+  for (const auto& t : budget_tables())
+    if (!t.paper_number.empty()) out.push_back(&t);
+  return out;
+}
+
+std::string table_heading(const BudgetTable& table) {
+  return table.paper_number.empty() ? table.title : table.paper_number + ". " + table.title;
+}
+
+std::string rule_label(InstructionRule rule) {
+  switch (rule) {
+    case InstructionRule::paper: return "target-instr.";
+    case InstructionRule::unrestricted: return "unrestricted";
+    case InstructionRule::strict: return "strict";
+  }
+  return "";
 }
 
 std::vector<const BudgetTable*> language_tables() {
@@ -121,12 +160,61 @@ std::string budget_values(const GroupMetrics& g, const BudgetTable& table, Instr
       out += "n/a";
       continue;
     }
+    if (strict_unknown(m, rule)) {
+      out += "n/a";
+      continue;
+    }
     auto value = table.value(m, rule);
     out += format_optional(value, table.decimals);
     if (value && table.count) out += fmt::format(" [n={}]", table.count(m, rule));
     if (rule == InstructionRule::strict && m.strict_unknown_slots > 0) out += "*";
   }
   return out;
+}
+
+std::string budget_value(const Group& g, std::size_t i, const BudgetTable& table, InstructionRule rule, bool with_interval) {
+  const auto& m = g.metrics.budgets.at(i);
+  if (!m.measured || strict_unknown(m, rule)) return "n/a";
+  auto value = table.value(m, rule);
+  std::string out = format_optional(value, table.decimals);
+  if (value && table.count) out += fmt::format(" [n={}]", table.count(m, rule));
+  if (value && with_interval && table.interval && i < g.intervals.size())
+    if (auto iv = table.interval(g.intervals[i], rule))
+      out += fmt::format(" [{}, {}]", format_number(iv->lower, table.decimals), format_number(iv->upper, table.decimals));
+  if (rule == InstructionRule::strict && m.strict_unknown_slots > 0) out += "*";
+  return out;
+}
+
+std::string pass_values(const GroupMetrics& g, int k, InstructionRule rule) {
+  std::string out;
+  for (std::size_t i = 0; i < g.budgets.size(); ++i) {
+    const auto& m = g.budgets[i];
+    if (i) out += " / ";
+    if (!m.measured || strict_unknown(m, rule)) {
+      out += "n/a";
+      continue;
+    }
+    auto v = m.pass_at(k, rule);
+    out += v ? format_number(100.0 * *v, 1) : "n/a";
+    if (v && rule == InstructionRule::strict && m.strict_unknown_slots > 0) out += "*";
+  }
+  return out;
+}
+
+std::string protocol_note(const Report& r) {
+  return fmt::format("{}. [lo, hi]: {:g}% percentile-bootstrap interval over the group's trajectories (B = {}, seed {}).",
+                     capitalized(describe(r.missing)), 100.0 * r.bootstrap.confidence, r.bootstrap.resamples, r.bootstrap.seed);
+}
+
+std::string capitalized(std::string s) {
+  if (!s.empty() && s[0] >= 'a' && s[0] <= 'z') s[0] = static_cast<char>(s[0] - 'a' + 'A');
+  return s;
+}
+
+std::string group_variant(const Group& g) { return !g.experiment.empty() ? g.experiment : g.tag; }
+
+bool has_experiments(const Report& r) {
+  return std::any_of(r.groups.begin(), r.groups.end(), [](const Group& g) { return !g.experiment.empty(); });
 }
 
 std::string budget_cell(const GroupMetrics& g, const BudgetTable& table) {
@@ -139,7 +227,8 @@ std::string strict_note() {
   return "Strict rule: the same metric counting only turns whose verdict affirms target_instruction.strict_correct (" +
          strict_target_rule() +
          "). *: a lower bound - some correct turns within T have no strict verdict (stored before the field existed, "
-         "or coverage not measured), counted as not strict correct; the notes say how many.";
+         "or coverage not measured), counted as not strict correct; the notes say how many. n/a: none of them has one "
+         "(e.g. an imported run), so the value is unknown.";
 }
 
 std::string budgets_text(const std::vector<int>& budgets) {
@@ -158,14 +247,19 @@ std::string trajectory_name(const TrajectoryDetail& t) {
   return t.info.key.definition + "/" + t.info.key.prompt_tag + "#" + std::to_string(t.info.key.index);
 }
 
-std::string group_notes(const Group& g) {
+std::string group_notes(const Group& g, bool strict) {
   std::string s;
   int64_t left_out = g.metrics.trajectories - g.metrics.counted;
   if (left_out) s += fmt::format("{} not counted (no judged turn other than INFRA_ERROR)", left_out);
   if (g.metrics.incomplete)
-    s += fmt::format("{}{} incomplete (failed or still running; last verdict carried forward)", s.empty() ? "" : "; ",
-                     g.metrics.incomplete);
-  if (g.metrics.strict_unknown_turns)
+    s += fmt::format("{}{} incomplete (failed or still running)", s.empty() ? "" : "; ", g.metrics.incomplete);
+  if (g.metrics.short_trajectories)
+    s += fmt::format("{}{} with fewer judged turns than the run's budget (their missing turns: {})", s.empty() ? "" : "; ",
+                     g.metrics.short_trajectories,
+                     g.metrics.budgets.empty() || g.metrics.budgets.front().missing_rule == MissingTurns::not_correct
+                         ? "not correct"
+                         : "the last verdict carried forward");
+  if (strict && g.metrics.strict_unknown_turns)
     s += fmt::format("{}strict rule unknown for {} of {} correct turns (no target_instruction.strict_correct in the verdict: "
                      "counted as not strict correct)",
                      s.empty() ? "" : "; ", g.metrics.strict_unknown_turns, g.metrics.correct_turns);

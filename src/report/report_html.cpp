@@ -32,8 +32,15 @@ const char* label_color(TurnLabel l) {
 std::string e(std::string_view s) { return html_escape(s); }
 
 std::string group_label(const Report& r, const Group& g) {
+  const std::string variant = group_variant(g);
   return (r.runs.size() > 1 ? run_label(r, g.run_id) + " " : "") + g.model + " \u00b7 " + g.definition + " \u00b7 " +
-         (g.tag.empty() ? "" : g.tag + " \u00b7 ") + g.gpu;
+         (variant.empty() ? "" : variant + " \u00b7 ") + g.gpu;
+}
+
+// The same without the model and GPU, which a Fast_p chart's title names: its legend entry.
+std::string curve_label(const Report& r, const Group& g) {
+  const std::string variant = group_variant(g);
+  return (r.runs.size() > 1 ? run_label(r, g.run_id) + " \u00b7 " : "") + g.definition + (variant.empty() ? "" : " \u00b7 " + variant);
 }
 
 // The columns that name a group (Run when several, Language when several, Model, Definition, Tag
@@ -42,6 +49,7 @@ std::string key_header_cells(const Report& r) {
   std::string s = r.runs.size() > 1 ? "<th>Run</th>" : "";
   if (r.several_languages()) s += "<th>Language</th>";
   s += "<th>Model</th><th>Definition</th>";
+  if (has_experiments(r)) s += "<th>Experiment</th>";
   if (r.by == GroupBy::tag) s += "<th>Tag</th>";
   return s + "<th>GPU</th>";
 }
@@ -50,6 +58,7 @@ std::string key_cells(const Report& r, const Group& g) {
   std::string s = r.runs.size() > 1 ? "<td>" + e(run_label(r, g.run_id)) + "</td>" : "";
   if (r.several_languages()) s += "<td>" + e(g.language) + "</td>";
   s += "<td>" + e(g.model) + "</td><td>" + e(g.definition) + "</td>";
+  if (has_experiments(r)) s += "<td>" + e(g.experiment.empty() ? "-" : g.experiment) + "</td>";
   if (r.by == GroupBy::tag) s += "<td>" + e(g.tag) + "</td>";
   return s + "<td>" + e(g.gpu) + "</td>";
 }
@@ -73,17 +82,20 @@ std::string base64(const std::string& bytes) {
 }
 
 constexpr const char* kStyle = R"CSS(
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1340px;padding:16px 24px;color:#1b1b1b;background:#fff}
-h1{font-size:24px;margin:8px 0}h2{font-size:19px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
-h3{font-size:15px;margin:18px 0 4px}nav a{margin-right:14px}
-table{border-collapse:collapse;margin:6px 0 10px}th,td{border:1px solid #d8d8d8;padding:3px 8px;text-align:left;vertical-align:top}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1340px;padding:12px 24px;color:#1b1b1b;background:#fff;overflow-wrap:anywhere}
+h1{font-size:22px;margin:4px 0}h2{font-size:19px;margin:24px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}
+h3{font-size:15px;margin:18px 0 4px}nav a{margin-right:14px}nav{margin:4px 0 0}
+table{border-collapse:collapse;margin:6px 0 10px}th,td{border:1px solid #d8d8d8;padding:3px 8px;text-align:left;vertical-align:top;overflow-wrap:normal}
 th{background:#f3f5f7}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
-.metric td.cell{font-variant-numeric:tabular-nums;white-space:nowrap}.inst{font-weight:600}.unres{color:#666}.strict{color:#1f4e8c}
+.scroll{overflow-x:auto;max-width:100%}
+.metric td,.metric th{white-space:nowrap}.metric td.cell{font-variant-numeric:tabular-nums}.inst{font-weight:600}.unres{color:#666}.strict{color:#1f4e8c;font-size:12px}
 .fake-banner{border:2px solid #b3261e;padding:6px 10px;font-weight:600}.fake-tag{font-size:13px;margin-left:10px}
 .note{color:#555;margin:2px 0 6px;max-width:1100px}.small{font-size:12px;color:#666}
-.charts{display:flex;flex-wrap:wrap;gap:18px}.chart{border:1px solid #e2e2e2;border-radius:4px;padding:6px}
-.legend{display:flex;flex-wrap:wrap;gap:4px 16px;margin:6px 0}.swatch{display:inline-block;width:18px;height:4px;margin-right:6px;vertical-align:middle}
-.cards{display:flex;flex-wrap:wrap;gap:16px}.card{border:1px solid #e2e2e2;border-radius:4px;padding:8px}
+.charts{display:flex;flex-wrap:wrap;gap:14px}.chart{border:1px solid #e2e2e2;border-radius:4px;padding:6px 8px;width:456px;box-sizing:border-box}
+.chart-title{font-weight:600;font-size:14px;margin:0 0 2px}.chart svg{display:block}
+.legend{display:flex;flex-wrap:wrap;gap:2px 14px;margin:4px 0;font-size:12px}.swatch{display:inline-block;width:18px;height:4px;margin-right:6px;vertical-align:middle}
+#fastp-controls label{margin-right:16px}
+.cards{display:flex;flex-wrap:wrap;gap:16px}.card{border:1px solid #e2e2e2;border-radius:4px;padding:8px;max-width:100%;overflow-x:auto;box-sizing:border-box}
 pre{background:#f7f7f9;border:1px solid #e4e4e8;padding:8px;overflow:auto;max-height:480px;white-space:pre;font:12px/1.35 ui-monospace,Menlo,Consolas,monospace}
 pre.wrap{white-space:pre-wrap}details{margin:4px 0}details.traj{border:1px solid #e2e2e2;border-radius:4px;padding:4px 8px}
 details.turn{margin-left:12px}summary{cursor:pointer}.st-PASSED{color:#1a7f1a;font-weight:600}.bad{color:#b3261e}
@@ -97,7 +109,13 @@ constexpr const char* kScript = R"JS(
   'use strict';
   var data = JSON.parse(document.getElementById('report-data').textContent);
   var NS = 'http://www.w3.org/2000/svg';
-  var palette = ['#1f77b4', '#d62728', '#2ca02c', '#9467bd', '#ff7f0e', '#8c564b', '#e377c2', '#17becf', '#bcbd22', '#7f7f7f'];
+  // 20 colours that stay apart on white (Tableau 10, then darker and brighter companions); past
+  // 20, hues a golden angle apart. Assigned per chart, so a chart never repeats one.
+  var palette = ['#1f77b4', '#d62728', '#2ca02c', '#ff7f0e', '#9467bd', '#8c564b', '#e377c2', '#17becf', '#bcbd22', '#7f7f7f',
+                 '#393b79', '#ad494a', '#637939', '#8c6d31', '#843c39', '#7b4173', '#3182bd', '#e6550d', '#31a354', '#756bb1'];
+  function colour(i) {
+    return i < palette.length ? palette[i] : 'hsl(' + Math.round((i * 137.508) % 360) + ',65%,38%)';
+  }
   function svg(name, attrs, parent) {
     var n = document.createElementNS(NS, name);
     for (var k in attrs) n.setAttribute(k, attrs[k]);
@@ -117,9 +135,11 @@ constexpr const char* kScript = R"JS(
     for (var i = 0; i < k; ++i) d += 'H' + sx(Math.min(s[i], xmax)) + 'V' + sy((k - i - 1) / n);
     return d + 'H' + sx(xmax);
   }
+  var rules = [['best_target', null, 'Fast^Inst_p'], ['best', '6 4', 'Fast_p'], ['best_strict', '1 3', 'Fast^Inst_p (strict rule)']];
   var drawn = 0;
-  function chart(parent, bi, groups) {
-    var T = data.budgets[bi], W = 470, H = 310, L = 52, R = 14, TP = 28, B = 44;
+  // One chart: the groups of one model x GPU at budget index bi.
+  function chart(parent, title, groups, bi, intervals) {
+    var T = data.budgets[bi], W = 440, H = 270, L = 44, R = 10, TP = 8, B = 38;
     var maxb = 0;
     groups.forEach(function (g) {
       var b = g.budgets[bi];
@@ -129,15 +149,14 @@ constexpr const char* kScript = R"JS(
     var sx = function (p) { return (L + (W - L - R) * p / xmax).toFixed(2); };
     var sy = function (f) { return (TP + (H - TP - B) * (1 - f)).toFixed(2); };
     var box = tag('div', {'class': 'chart'}, parent);
+    tag('div', {'class': 'chart-title'}, box, title + ' \u00b7 T = ' + T);
     var s = svg('svg', {width: W, height: H, viewBox: '0 0 ' + W + ' ' + H, 'class': 'fastp-chart', 'data-budget': T}, box);
-    var title = svg('text', {x: L, y: 16, 'font-size': 13, 'font-weight': 600}, s);
-    title.textContent = 'Fast_p at T = ' + T + ' (solid: Fast^Inst_p, dotted: strict, dashed: Fast_p)';
     svg('line', {x1: L, y1: sy(0), x2: W - R, y2: sy(0), stroke: '#444'}, s);
     svg('line', {x1: L, y1: sy(0), x2: L, y2: sy(1), stroke: '#444'}, s);
     var step = xmax <= 3 ? 0.5 : xmax <= 10 ? 1 : Math.ceil(xmax / 10);
     for (var p = 0; p <= xmax + 1e-9; p += step) {
       svg('line', {x1: sx(p), y1: sy(0), x2: sx(p), y2: sy(1), stroke: '#eee'}, s);
-      var t = svg('text', {x: sx(p), y: H - B + 16, 'font-size': 11, 'text-anchor': 'middle'}, s);
+      var t = svg('text', {x: sx(p), y: H - B + 15, 'font-size': 11, 'text-anchor': 'middle'}, s);
       t.textContent = (Math.round(p * 100) / 100).toString();
     }
     [0, 0.25, 0.5, 0.75, 1].forEach(function (f) {
@@ -145,50 +164,91 @@ constexpr const char* kScript = R"JS(
       var t = svg('text', {x: L - 6, y: +sy(f) + 4, 'font-size': 11, 'text-anchor': 'end'}, s);
       t.textContent = Math.round(f * 100) + '%';
     });
-    var xl = svg('text', {x: (L + W - R) / 2, y: H - 8, 'font-size': 12, 'text-anchor': 'middle'}, s);
+    var xl = svg('text', {x: (L + W - R) / 2, y: H - 6, 'font-size': 12, 'text-anchor': 'middle'}, s);
     xl.textContent = 'p (speedup threshold, strict >)';
     svg('line', {x1: sx(1), y1: sy(0), x2: sx(1), y2: sy(1), stroke: '#999', 'stroke-dasharray': '2 3'}, s);
-    groups.forEach(function (g) {
-      var b = g.budgets[bi];
+    var legend = tag('div', {'class': 'legend'}, box);
+    groups.forEach(function (g, i) {
+      var b = g.budgets[bi], c = colour(i);
+      var item = tag('span', {}, legend);
+      tag('span', {'class': 'swatch curve-swatch', style: 'background:' + c}, item);
+      item.appendChild(document.createTextNode(g.label));
       if (!b.measured || b.n === 0) return;
-      [['best_target', null, 'Fast^Inst_p'], ['best_strict', '1 3', 'Fast^Inst_p (strict rule)'], ['best', '5 4', 'Fast_p']].forEach(function (v) {
-        var path = svg('path', {d: stepPath(b[v[0]], b.n, sx, sy, xmax), fill: 'none', stroke: g.color, 'stroke-width': 2,
+      rules.forEach(function (v) {
+        if (v[0] === 'best_strict' && !b.strict_known) return;
+        var path = svg('path', {d: stepPath(b[v[0]], b.n, sx, sy, xmax), fill: 'none', stroke: c, 'stroke-width': 2,
                                 'class': 'fastp-curve', 'data-group': g.label, 'data-rule': v[0]}, s);
         if (v[1]) path.setAttribute('stroke-dasharray', v[1]);
         var tt = svg('title', {}, path);
-        tt.textContent = g.label + ' - ' + v[2] + ' at T = ' + T + ' (' + b.n + ' trajectories)';
+        tt.textContent = g.model + ' \u00b7 ' + g.label + ' - ' + v[2] + ' at T = ' + T + ' (' + b.n + ' trajectories)';
         ++drawn;
+      });
+      if (!intervals) return;
+      b.grid.forEach(function (p, j) {
+        var lo = b.lower[j], hi = b.upper[j];
+        if (lo === null || hi === null || p > xmax) return;
+        svg('line', {x1: sx(p), y1: sy(lo), x2: sx(p), y2: sy(hi), stroke: c, 'stroke-width': 1.5, opacity: 0.55,
+                     'class': 'fastp-interval'}, s);
       });
     });
   }
   var groups = data.groups;
-  groups.forEach(function (g, i) { g.color = palette[i % palette.length]; });
+  var charts = [];  // one per model x GPU, in the order first seen
+  groups.forEach(function (g) {
+    var key = g.model + '\n' + g.gpu, c = charts.filter(function (x) { return x.key === key; })[0];
+    if (!c) charts.push(c = {key: key, title: g.model + ' \u00b7 ' + g.gpu, groups: []});
+    c.groups.push(g);
+  });
   var defs = [];
   groups.forEach(function (g) { if (defs.indexOf(g.definition) < 0) defs.push(g.definition); });
   var controls = document.getElementById('fastp-controls');
-  var label = tag('label', {}, controls, 'Groups:');
-  var sel = tag('select', {id: 'fastp-select'}, label);
-  tag('option', {value: ''}, sel, 'every group');
-  defs.forEach(function (d) { tag('option', {value: d}, sel, 'definition ' + d); });
-  var charts = document.getElementById('fastp-charts');
-  var legend = document.getElementById('fastp-legend');
+  var modelSel = tag('select', {id: 'fastp-model'}, tag('label', {}, controls, 'Model'));
+  tag('option', {value: ''}, modelSel, 'every model (one chart each)');
+  charts.forEach(function (c, i) { tag('option', {value: String(i)}, modelSel, c.title); });
+  var budgetSel = tag('select', {id: 'fastp-budget'}, tag('label', {}, controls, 'Turn budget'));
+  var lastMeasured = 0;
+  data.budgets.forEach(function (T, bi) {
+    tag('option', {value: String(bi)}, budgetSel, 'T = ' + T);
+    if (groups.some(function (g) { return g.budgets[bi].measured; })) lastMeasured = bi;
+  });
+  budgetSel.value = String(lastMeasured);
+  var defSel = tag('select', {id: 'fastp-select'}, tag('label', {}, controls, 'Definition'));
+  tag('option', {value: ''}, defSel, 'every definition');
+  defs.forEach(function (d) { tag('option', {value: d}, defSel, d); });
+  var ivLabel = tag('label', {}, controls);
+  var ivBox = tag('input', {type: 'checkbox', id: 'fastp-intervals'}, ivLabel);
+  ivBox.checked = true;
+  ivLabel.appendChild(document.createTextNode(' ' + data.confidence_percent + '% intervals (Fast^Inst_p)'));
+  var area = document.getElementById('fastp-charts');
   function draw() {
-    charts.textContent = '';
-    legend.textContent = '';
+    area.textContent = '';
     drawn = 0;
-    var chosen = groups.filter(function (g) { return !sel.value || g.definition === sel.value; });
-    data.budgets.forEach(function (T, bi) { chart(charts, bi, chosen); });
-    chosen.forEach(function (g) {
-      var item = tag('span', {}, legend);
-      tag('span', {'class': 'swatch', style: 'background:' + g.color}, item);
-      item.appendChild(document.createTextNode(g.label));
+    var bi = +budgetSel.value, shown = 0;
+    charts.forEach(function (c, i) {
+      if (modelSel.value !== '' && +modelSel.value !== i) return;
+      var chosen = c.groups.filter(function (g) { return !defSel.value || g.definition === defSel.value; });
+      if (!chosen.length) return;
+      chart(area, c.title, chosen, bi, ivBox.checked);
+      ++shown;
     });
-    var ready = document.getElementById('fastp-ready') || tag('p', {id: 'fastp-ready', 'class': 'small'}, legend.parentNode);
+    var ready = document.getElementById('fastp-ready');
     ready.setAttribute('data-curves', drawn);
-    ready.textContent = drawn + ' curves drawn for ' + chosen.length + ' groups.';
+    ready.setAttribute('data-charts', shown);
+    ready.textContent = drawn + ' curves in ' + shown + ' charts.';
   }
-  sel.addEventListener('change', draw);
+  [modelSel, budgetSel, defSel, ivBox].forEach(function (n) { n.addEventListener('change', draw); });
   draw();
+  // What the first screen holds, for the rendering test: the page's width against the window's, and
+  // where the first chart sits.
+  var check = document.getElementById('layout-check'), first = document.querySelector('.fastp-chart');
+  check.setAttribute('data-scroll-width', document.documentElement.scrollWidth);
+  check.setAttribute('data-client-width', document.documentElement.clientWidth);
+  check.setAttribute('data-viewport-height', window.innerHeight);
+  if (first) {
+    var box = first.getBoundingClientRect();
+    check.setAttribute('data-first-chart-top', Math.round(box.top));
+    check.setAttribute('data-first-chart-bottom', Math.round(box.bottom));
+  }
   var tools = document.getElementById('drill-controls');
   [['Expand all', true], ['Collapse all', false]].forEach(function (b) {
     var btn = tag('button', {type: 'button'}, tools, b[0]);
@@ -264,31 +324,46 @@ std::string pre(const std::string& text, bool wrap = false) {
   return std::string("<pre") + (wrap ? " class=\"wrap\"" : "") + "><code>" + e(text) + "</code></pre>";
 }
 
-// One table with every budget metric as a column (the paper's Table 1 / Table 9 layout per cell).
-std::string budget_tables_html(const Report& r) {
-  std::string s = "<table class=\"metric\" id=\"summary\"><tr>";
+// One budget table: a row per group, a column per budget T; each cell the paper rule's value over
+// the unrestricted one, then the strict rule's, each with its interval where the table has one.
+std::string budget_table_html(const Report& r, const BudgetTable& table, bool pooled_rows) {
+  // The paper's tables show twice: without the '(all)' rows first, with them under "Other metrics".
+  const std::string id = "table-" + table.key + (pooled_rows && !table.paper_number.empty() ? "-with-all" : "");
+  std::string s = "<div class=\"scroll\"><table class=\"metric\" id=\"" + e(id) + "\" data-metric=\"" + e(table.key) + "\"><tr>";
   s += key_header_cells(r) + "<th class=\"num\">Traj</th>";
-  int number = 1;
-  for (const auto& table : budget_tables())
-    s += fmt::format(R"X(<th data-metric="{}">{}. {} ({})</th>)X", table.key, number++, e(table.title), e(table.unit));
+  for (int b : r.budgets) s += "<th>T = " + std::to_string(b) + "</th>";
   s += "</tr>";
   for (const auto& g : r.groups) {
-    s += "<tr>";
-    s += key_cells(r, g) + "<td class=\"num\">" + std::to_string(g.metrics.counted) + "</td>";
-    for (const auto& table : budget_tables())
-      s += "<td class=\"cell\"><span class=\"inst\">" + e(budget_values(g.metrics, table, InstructionRule::paper)) +
-           "</span><br><span class=\"unres\">(" + e(budget_values(g.metrics, table, InstructionRule::unrestricted)) +
-           ")</span><br><span class=\"strict\">strict: " + e(budget_values(g.metrics, table, InstructionRule::strict)) + "</span></td>";
+    if (g.pooled && !pooled_rows) continue;
+    s += "<tr>" + key_cells(r, g) + "<td class=\"num\">" + std::to_string(g.metrics.counted) + "</td>";
+    for (std::size_t i = 0; i < g.metrics.budgets.size(); ++i)
+      s += "<td class=\"cell\"><span class=\"inst\">" + e(budget_value(g, i, table, InstructionRule::paper)) + "</span><br><span class=\"unres\">(" +
+           e(budget_value(g, i, table, InstructionRule::unrestricted)) + ")</span><br><span class=\"strict\">strict: " +
+           e(budget_value(g, i, table, InstructionRule::strict)) + "</span></td>";
     s += "</tr>";
   }
-  s += "</table><ol class=\"note\">";
-  for (const auto& table : budget_tables()) s += "<li><b>" + e(table.title) + "</b>: " + e(table.note) + "</li>";
-  return s + "</ol><p class=\"note strict\">" + e(strict_note()) + "</p>";
+  return s + "</table></div><p class=\"note\">" + e(table.note) + ".</p>";
+}
+
+// pass@k: a column per k, each cell the values at every budget under each rule.
+std::string pass_table_html(const Report& r) {
+  std::string s = "<div class=\"scroll\"><table class=\"metric\" id=\"pass-at-k\"><tr>" + key_header_cells(r) + "<th class=\"num\">Traj</th>";
+  for (int k : r.pass_k) s += "<th>pass@" + std::to_string(k) + " (%), T = " + e(budgets_text(r.budgets)) + "</th>";
+  s += "</tr>";
+  for (const auto& g : r.groups) {
+    s += "<tr>" + key_cells(r, g) + "<td class=\"num\">" + std::to_string(g.metrics.counted) + "</td>";
+    for (int k : r.pass_k)
+      s += "<td class=\"cell\"><span class=\"inst\">" + e(pass_values(g.metrics, k, InstructionRule::paper)) + "</span><br><span class=\"unres\">(" +
+           e(pass_values(g.metrics, k, InstructionRule::unrestricted)) + ")</span><br><span class=\"strict\">strict: " +
+           e(pass_values(g.metrics, k, InstructionRule::strict)) + "</span></td>";
+    s += "</tr>";
+  }
+  return s + "</table></div><p class=\"note\">" + e(definition_text("pass_at_k")) + "</p>";
 }
 
 // CUDA-PTX beside Triton: Fast_1 and Fast_0 of every language's pooled rows.
 std::string language_table_html(const Report& r) {
-  std::string s = "<table class=\"metric\" id=\"languages-table\"><tr><th>Language</th><th>Model</th><th>Definition</th><th>GPU</th>"
+  std::string s = "<div class=\"scroll\"><table class=\"metric\" id=\"languages-table\"><tr><th>Language</th><th>Model</th><th>Definition</th><th>GPU</th>"
                   "<th class=\"num\">Traj</th>";
   for (const auto* table : language_tables()) s += "<th>" + e(table->title) + " (" + e(table->unit) + ")</th>";
   s += "</tr>";
@@ -300,7 +375,7 @@ std::string language_table_html(const Report& r) {
            "</span><br><span class=\"unres\">(" + e(budget_values(g.metrics, *table, InstructionRule::unrestricted)) + ")</span></td>";
     s += "</tr>";
   }
-  return s + "</table><p class=\"note\">" + e(language_note()) + "</p>";
+  return s + "</table></div><p class=\"note\">" + e(language_note()) + "</p>";
 }
 
 // A correct turn's strict verdict: "yes (97%)", "no (12%)" or "unknown" (no strict verdict stored).
@@ -360,8 +435,11 @@ std::string trajectory_html(const Report& r, const TrajectoryDetail& t) {
                               e(to_string(t.info.status)), t.info.stop_reason.empty() ? "" : " (" + e(t.info.stop_reason) + ")", best,
                               best_t, t.records.size(), t.obs.tokens.total());
   if (!counted(t.obs)) s += "<p class=\"bad\">Not counted: no judged turn other than INFRA_ERROR.</p>";
-  if (t.obs.incomplete) s += "<p class=\"bad\">Incomplete: its last verdict is carried forward.</p>";
-  s += "<table class=\"turns\"><tr><th>Turn</th><th>Status</th><th>Label</th><th>Correct</th><th>Target instr.</th><th>Strict (coverage)</th><th class=\"num\">Speedup</th>"
+  if (t.obs.incomplete)
+    s += std::string("<p class=\"bad\">Incomplete: ") +
+         (r.missing == MissingTurns::carry_forward ? "its last verdict is carried forward." : "its missing turns count as not correct.") +
+         "</p>";
+  s += "<div class=\"scroll\"><table class=\"turns\"><tr><th>Turn</th><th>Status</th><th>Label</th><th>Correct</th><th>Target instr.</th><th>Strict (coverage)</th><th class=\"num\">Speedup</th>"
        "<th class=\"num\">Prompt</th><th class=\"num\">Completion</th><th class=\"num\">Reasoning</th><th class=\"num\">Cached</th></tr>";
   for (std::size_t k = 0; k < t.records.size(); ++k) {
     const auto& rec = t.records[k];
@@ -374,7 +452,7 @@ std::string trajectory_html(const Report& r, const TrajectoryDetail& t) {
                      rec.correct && rec.target_instruction ? "yes" : "no", rec.correct ? strict_text(rec) : "-",
                      rec.speedup ? format_number(*rec.speedup, 3) : "-", p, c, rs, ca);
   }
-  s += "</table>";
+  s += "</table></div>";
   std::map<std::string, int64_t> seen;
   for (std::size_t k = 0; k < t.records.size(); ++k) s += turn_html(t, k, seen);
   return s + "</details>";
@@ -393,7 +471,7 @@ std::string provenance_html(const Report& r) {
   if (!r.provenance.fake() && !r.provenance.options_changed() && !r.provenance.imported())
     return s + fmt::format("<p>Every one of the {} verdicts comes from a GPU evaluation here with the evaluator's default options.</p>\n",
                            r.provenance.verdicts);
-  s += "<table id=\"provenance-table\"><tr>";
+  s += "<div class=\"scroll\"><table id=\"provenance-table\"><tr>";
   s += key_header_cells(r) + "<th class=\"num\">Verdicts</th><th class=\"num\">Fake backend</th>"
        "<th>Evaluation options off their defaults</th><th class=\"num\">Imported trajectories</th></tr>";
   for (const auto& g : r.groups) {
@@ -402,15 +480,16 @@ std::string provenance_html(const Report& r) {
          std::to_string(g.provenance.fake_verdicts) + "</td><td>" + e(describe_changes(g.provenance)) + "</td><td class=\"num" +
          (g.provenance.imported() ? " bad" : "") + "\">" + std::to_string(g.provenance.imported_trajectories) + "</td></tr>";
   }
-  return s + "</table>\n";
+  return s + "</table></div>\n";
 }
 
 ordered_json chart_data(const Report& r) {
   ordered_json groups = ordered_json::array();
   for (const auto& g : r.groups) {
     ordered_json budgets = ordered_json::array();
-    for (const auto& m : g.metrics.budgets) {
-      ordered_json b = {{"T", m.budget}, {"measured", m.measured}, {"n", m.trajectories}};
+    for (std::size_t i = 0; i < g.metrics.budgets.size(); ++i) {
+      const auto& m = g.metrics.budgets[i];
+      ordered_json b = {{"T", m.budget}, {"measured", m.measured}, {"n", m.trajectories}, {"strict_known", !m.strict_unknown_only()}};
       const std::pair<const char*, InstructionRule> curves[] = {
           {"best", InstructionRule::unrestricted}, {"best_target", InstructionRule::paper}, {"best_strict", InstructionRule::strict}};
       for (const auto& [key, rule] : curves) {
@@ -419,11 +498,22 @@ ordered_json chart_data(const Report& r) {
           if (x) present.push_back(*x);
         b[key] = present;
       }
+      // Fast^Inst_p's intervals on the report's grid (intervals.h).
+      ordered_json grid = ordered_json::array(), lower = ordered_json::array(), upper = ordered_json::array();
+      for (double p : fast_p_grid()) {
+        auto iv = i < g.intervals.size() ? g.intervals[i].fast_of(InstructionRule::paper, p) : std::nullopt;
+        grid.push_back(p);
+        lower.push_back(iv ? ordered_json(iv->lower) : ordered_json(nullptr));
+        upper.push_back(iv ? ordered_json(iv->upper) : ordered_json(nullptr));
+      }
+      b["grid"] = grid;
+      b["lower"] = lower;
+      b["upper"] = upper;
       budgets.push_back(b);
     }
-    groups.push_back({{"label", group_label(r, g)}, {"definition", g.definition}, {"budgets", budgets}});
+    groups.push_back({{"label", curve_label(r, g)}, {"model", g.model}, {"gpu", g.gpu}, {"definition", g.definition}, {"budgets", budgets}});
   }
-  return {{"budgets", r.budgets}, {"groups", groups}};
+  return {{"budgets", r.budgets}, {"confidence_percent", 100.0 * r.bootstrap.confidence}, {"groups", groups}};
 }
 
 }  // namespace
@@ -475,11 +565,50 @@ std::string render_html(const Report& r) {
   s += "</style></head><body>\n<h1>ptxbench report</h1>\n";
   if (auto mark = fake_mark(r); !mark.empty()) s += "<p class=\"bad fake-banner\" id=\"fake-backend\">" + e(mark) + "</p>\n";
   s += "<p class=\"small\">Store " + e(r.store) + " \u00b7 generated " + e(r.generated_at) + " \u00b7 turn budgets T = " +
-       e(budgets_text(r.budgets)) + " \u00b7 opens offline: no network access, everything is inline.</p>\n";
-  s += "<nav><a href=\"#runs\">Runs</a><a href=\"#provenance\">Provenance</a><a href=\"#tables\">Metrics</a><a href=\"#languages\">Languages</a><a href=\"#fastp\">Fast_p curves</a><a href=\"#labels\">Turn labels "
-       "&amp; transitions</a><a href=\"#tokens\">Tokens</a><a href=\"#trajectories\">Trajectories</a><a href=\"#definitions\">Definitions</a></nav>\n";
+       e(budgets_text(r.budgets)) + (r.filters.any() ? " \u00b7 filtered: " + e(r.filters.describe()) : std::string()) + " \u00b7 " +
+       e(protocol_note(r)) + " Opens offline: everything is inline.</p>\n";
+  std::string nav = "<nav><a href=\"#fastp\">Fast_p</a>";
+  for (const auto* table : paper_tables()) nav += "<a href=\"#" + e(table->key) + "\">" + e(table->paper_number) + "</a>";
+  s += nav + "<a href=\"#tables\">Other metrics</a><a href=\"#languages\">Languages</a><a href=\"#runs\">Runs</a><a "
+             "href=\"#provenance\">Provenance</a><a href=\"#labels\">Turn labels &amp; transitions</a><a href=\"#tokens\">Tokens</a><a "
+             "href=\"#trajectories\">Trajectories</a><a href=\"#definitions\">Definitions</a></nav>\n";
 
-  s += h2(r, "runs", "Runs") + "<table><tr><th></th><th>Run</th><th>Status</th><th>Origin</th><th>Language</th><th>Model</th><th class=\"num\">num_turns</th><th "
+  // Figures first: the Fast_p curves, one chart per model x GPU.
+  s += h2(r, "fastp", "Fast_p curves") +
+       "<div id=\"fastp-controls\"></div><div id=\"fastp-charts\" class=\"charts\"></div>"
+       "<p id=\"fastp-ready\" class=\"small\"></p><p id=\"layout-check\" hidden></p>"
+       "<p class=\"note\">Solid: Fast^Inst_p (instruction-qualified best, the paper's rule), with its " +
+       e(format_number(100.0 * r.bootstrap.confidence, 0)) +
+       "% bootstrap interval at p = 0, 0.25, ..., 3; dashed: Fast_p; dotted: Fast^Inst_p under the strict rule (where known). The "
+       "dotted vertical line is p = 1 (the baseline). " + e(definition_text("fast_p")) + "</p>"
+       "<noscript><p class=\"bad\">The curves are drawn by the page's inline script; the tables below hold the same data at p = 0 and 1, "
+       "and the JSON report lists Fast_p over a grid of p.</p></noscript>\n";
+
+  const std::string cell_note = "Each cell: <span class=\"inst\">the paper's rule (target instructions executed)</span> over <span "
+                                "class=\"unres\">(any correct turn)</span>, then the strict rule; [lo, hi]: the bootstrap interval. n/a: "
+                                "not measured (T above the run's num_turns) or unknown; -: none. Traj: counted trajectories.";
+  for (const auto* table : paper_tables())
+    s += h2(r, table->key, table_heading(*table) + " (" + table->unit + ")") + "<p class=\"note\">" + e(capitalized(describe(r.missing))) + ". " +
+         cell_note + "</p>" + budget_table_html(r, *table, false);
+  std::string notes;
+  for (const auto& s2 : r.runs)
+    if (!s2.no_pooled_row.empty()) notes += "<li>" + e(run_label(r, s2.info.id) + " " + s2.info.model) + ": " + e(s2.no_pooled_row) + "</li>";
+  for (const auto& g : r.groups)
+    if (auto n = group_notes(g); !n.empty()) notes += "<li>" + e(group_label(r, g)) + ": " + e(n) + "</li>";
+  if (!notes.empty()) s += "<p><b>Notes</b></p><ul>" + notes + "</ul>";
+
+  s += h2(r, "tables", "Other metrics at T = " + budgets_text(r.budgets)) + "<p class=\"note\">" + e(capitalized(describe(r.missing))) + ". " +
+       cell_note + " The '(all)' rows pool a run's definitions. The <a href=\"#definitions\">definitions</a> say exactly what is "
+       "counted.</p>\n";
+  for (const auto& table : budget_tables())
+    if (table.paper_number.empty()) s += "<h3>" + e(table.title) + " (" + e(table.unit) + ")</h3>" + budget_table_html(r, table, true);
+  s += "<h3>Tables 1 and 9 with the '(all)' rows</h3>";
+  for (const auto* table : paper_tables()) s += budget_table_html(r, *table, true);
+  s += "<h3 id=\"pass\">pass@k</h3>" + pass_table_html(r);
+  s += "<p class=\"note strict\">" + e(strict_note()) + "</p>";
+  s += "\n" + h2(r, "languages", "Fast_p by language at T = " + budgets_text(r.budgets)) + language_table_html(r);
+
+  s += h2(r, "runs", "Runs") + "<div class=\"scroll\"><table><tr><th></th><th>Run</th><th>Status</th><th>Origin</th><th>Language</th><th>Model</th><th class=\"num\">num_turns</th><th "
        "class=\"num\">Trajectories</th><th>Condition</th><th>Name</th></tr>";
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const auto& run = r.runs[i];
@@ -487,33 +616,15 @@ std::string render_html(const Report& r) {
                      i + 1, e(run.info.id), e(to_string(run.info.status)), run.info.imported() ? " class=\"bad\"" : "",
                      e(run.info.origin), e(run.language), e(run.info.model), run.num_turns, run.trajectories.size(), e(run.condition), e(run.info.notes));
   }
-  s += "</table>\n";
+  s += "</table></div>\n";
   s += provenance_html(r);
-
-  s += h2(r, "tables", "Metrics at T = " + budgets_text(r.budgets)) + "<p class=\"note\">Each cell (the paper's Table 1 / Table 9 layout): <span class=\"inst\">the target-instruction value at T = " +
-       e(budgets_text(r.budgets)) +
-       "</span> over <span class=\"unres\">(the unrestricted value)</span>. n/a: T above the run's num_turns (not measured); -: nothing to "
-       "measure. Traj: counted trajectories. The <a href=\"#definitions\">definitions</a> say exactly what is counted.</p>\n";
-  s += budget_tables_html(r);
-  std::string notes;
-  for (const auto& g : r.groups)
-    if (auto n = group_notes(g); !n.empty()) notes += "<li>" + e(group_label(r, g)) + ": " + e(n) + "</li>";
-  if (!notes.empty()) s += "<p><b>Notes</b></p><ul>" + notes + "</ul>";
-  s += "\n" + h2(r, "languages", "Fast_p by language at T = " + budgets_text(r.budgets)) + language_table_html(r);
-
-  s += "\n" + h2(r, "fastp", "Fast_p curves") + "<p class=\"note\">" + e(definition_text("fast_p")) +
-       " Solid: Fast^Inst_p (instruction-qualified best, the paper's rule), dotted: Fast^Inst_p under the strict rule, dashed: Fast_p; "
-       "the dotted vertical line is p = 1 (the baseline).</p>"
-       "<div id=\"fastp-controls\"></div><div id=\"fastp-charts\" class=\"charts\"></div><div id=\"fastp-legend\" class=\"legend\"></div>"
-       "<noscript><p class=\"bad\">The curves are drawn by the page's inline script; the tables above hold the same data at p = 0 and 1, "
-       "and the JSON report lists Fast_p over a grid of p.</p></noscript>\n";
 
   s += h2(r, "labels", "Turn labels and error-state transitions") + "<p class=\"note\">Counts over judged turns actually run (no "
        "carry-forward). Bars: labels per turn index; matrix: label at turn n (row) to label at turn n+1 (column).</p>";
   s += "<div class=\"legend\">";
   for (auto l : kAllLabels)
     s += fmt::format("<span><span class=\"swatch\" style=\"background:{}\"></span>{}</span>", label_color(l), e(label_name(l)));
-  s += "</div><table><tr>";
+  s += "</div><div class=\"scroll\"><table><tr>";
   s += key_header_cells(r);
   for (auto l : kAllLabels) s += "<th class=\"num\">" + e(label_name(l)) + "</th>";
   s += "</tr>";
@@ -523,13 +634,13 @@ std::string render_html(const Report& r) {
     for (auto l : kAllLabels) s += "<td class=\"num\">" + std::to_string(g.metrics.labels.total[static_cast<std::size_t>(label_index(l))]) + "</td>";
     s += "</tr>";
   }
-  s += "</table><div class=\"cards\">";
+  s += "</table></div><div class=\"cards\">";
   for (const auto& g : r.groups)
     s += "<div class=\"card\"><h3>" + e(group_label(r, g)) + "</h3>" + label_bars_svg(g.metrics.labels) + "<br>" +
          transition_svg(g.metrics.transitions) + "</div>";
   s += "</div>\n";
 
-  s += h2(r, "tokens", "Tokens per trajectory") + "<p class=\"note\">" + e(definition_text("tokens")) + "</p><table><tr>";
+  s += h2(r, "tokens", "Tokens per trajectory") + "<p class=\"note\">" + e(definition_text("tokens")) + "</p><div class=\"scroll\"><table><tr>";
   s += key_header_cells(r) + "<th class=\"num\">Trajectories</th><th class=\"num\">Prompt</th><th "
        "class=\"num\">Completion</th><th class=\"num\">Reasoning</th><th class=\"num\">Cached</th><th class=\"num\">Total</th></tr>";
   for (const auto& g : r.groups) {
@@ -543,26 +654,26 @@ std::string render_html(const Report& r) {
          cell(t.median_reasoning, t.mean_reasoning, t.total.reasoning) + cell(t.median_cached, t.mean_cached, t.total.cached) +
          cell(t.median_total, t.mean_total, t.total.total()) + "</tr>";
   }
-  s += "</table><p class=\"small\">Median per trajectory / mean (sum in parentheses).</p>";
+  s += "</table></div><p class=\"small\">Median per trajectory / mean (sum in parentheses).</p>";
   s += "<h3 id=\"reasoning\">Reasoning tokens by turn</h3><p class=\"note\">" + e(definition_text("reasoning_by_turn")) +
-       "</p><table id=\"reasoning-table\"><tr>" + key_header_cells(r) + "<th class=\"num\">Turn</th><th class=\"num\">Calls</th><th "
+       "</p><div class=\"scroll\"><table id=\"reasoning-table\"><tr>" + key_header_cells(r) + "<th class=\"num\">Turn</th><th class=\"num\">Calls</th><th "
        "class=\"num\">Median</th><th class=\"num\">Mean</th><th class=\"num\">Min</th><th class=\"num\">Max</th></tr>";
   for (const auto& g : r.groups)
     for (const auto& x : g.metrics.reasoning)
       s += "<tr>" + key_cells(r, g) + fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.0f}</td><td "
                                                   "class=\"num\">{:.0f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
                                                   x.turn, x.calls, x.median, x.mean, x.min, x.max);
-  s += "</table>";
+  s += "</table></div>";
   if (!r.comparisons.empty()) {
     s += "<h3 id=\"comparisons\">Token ratio between runs</h3><p class=\"note\">" + e(definition_text("token_ratio")) +
-         "</p><table><tr><th>First run</th><th>Other run</th><th>Definition</th><th class=\"num\">Prompt</th><th class=\"num\">Completion</th><th "
+         "</p><div class=\"scroll\"><table><tr><th>First run</th><th>Other run</th><th>Definition</th><th class=\"num\">Prompt</th><th class=\"num\">Completion</th><th "
          "class=\"num\">Reasoning</th><th class=\"num\">Cached</th><th class=\"num\">Total</th></tr>";
     for (const auto& c : r.comparisons)
       s += "<tr><td>" + e(run_label(r, c.reference_run)) + "</td><td>" + e(run_label(r, c.run)) + "</td><td>" + e(c.definition) +
            "</td><td class=\"num\">" + format_optional(c.ratio.prompt, 3) + "</td><td class=\"num\">" + format_optional(c.ratio.completion, 3) +
            "</td><td class=\"num\">" + format_optional(c.ratio.reasoning, 3) + "</td><td class=\"num\">" + format_optional(c.ratio.cached, 3) +
            "</td><td class=\"num\">" + format_optional(c.ratio.total, 3) + "</td></tr>";
-    s += "</table>";
+    s += "</table></div>";
   }
 
   s += "\n" + h2(r, "trajectories", "Trajectories") + "<p class=\"note\">Every stored turn: verdict, speedup, tokens, the candidate "

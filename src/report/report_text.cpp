@@ -35,6 +35,7 @@ std::vector<std::string> key_columns(const Report& r, const Group& g) {
   if (r.runs.size() > 1) c.push_back(run_label(r, g.run_id));
   if (r.several_languages()) c.push_back(g.language);
   c.insert(c.end(), {g.model, g.definition});
+  if (has_experiments(r)) c.push_back(g.experiment.empty() ? "-" : g.experiment);
   if (r.by == GroupBy::tag) c.push_back(g.tag);
   c.insert(c.end(), {g.gpu, std::to_string(g.metrics.counted)});
   return c;
@@ -45,6 +46,7 @@ std::vector<std::string> key_header(const Report& r) {
   if (r.runs.size() > 1) c.push_back("Run");
   if (r.several_languages()) c.push_back("Language");
   c.insert(c.end(), {"Model", "Definition"});
+  if (has_experiments(r)) c.push_back("Experiment");
   if (r.by == GroupBy::tag) c.push_back("Tag");
   c.insert(c.end(), {"GPU", "Traj"});
   return c;
@@ -56,26 +58,92 @@ std::string title(const Report& r, const std::string& text) {
 }
 
 std::string group_name(const Report& r, const Group& g) {
+  const std::string variant = group_variant(g);
   return clean((r.runs.size() > 1 ? run_label(r, g.run_id) + " " : "") + g.model + " " + g.definition + " " +
-               (g.tag.empty() ? "" : g.tag + " ") + g.gpu);
+               (variant.empty() ? "" : variant + " ") + g.gpu);
+}
+
+// A budget table with one row per group and rule and a column per budget T, each cell the value
+// with its interval: the layout of the paper's Tables 1 and 9 with room for the intervals.
+std::string budget_table_text(const Report& r, const BudgetTable& table, const std::vector<InstructionRule>& rules,
+                              bool pooled_rows) {
+  std::string out = title(r, fmt::format("{} ({}) at T = {}; {}", table_heading(table), table.unit, budgets_text(r.budgets),
+                                         describe(r.missing)));
+  out += wrap(table.note, "  ");
+  auto header = key_header(r);
+  const std::size_t keys = header.size();
+  header.push_back("Rule");
+  for (int b : r.budgets) header.push_back("T = " + std::to_string(b));
+  TextTable t(header, keys + 1);
+  for (const auto& g : r.groups) {
+    if (g.pooled && !pooled_rows) continue;
+    for (std::size_t k = 0; k < rules.size(); ++k) {
+      std::vector<std::string> row = k == 0 ? key_columns(r, g) : std::vector<std::string>(keys, "");
+      row.push_back(rule_label(rules[k]));
+      for (std::size_t i = 0; i < g.metrics.budgets.size(); ++i) row.push_back(budget_value(g, i, table, rules[k]));
+      t.row(row);
+    }
+  }
+  return out + t.str();
+}
+
+std::string runs_table(const Report& r) {
+  TextTable t({"", "Run", "Status", "Origin", "Language", "Model", "num_turns", "Trajectories", "Condition", "Name"}, 10);
+  for (std::size_t i = 0; i < r.runs.size(); ++i) {
+    const auto& s = r.runs[i];
+    t.row({"R" + std::to_string(i + 1), s.info.id, to_string(s.info.status), s.info.origin, s.language, s.info.model,
+           std::to_string(s.num_turns), std::to_string(s.trajectories.size()), s.condition, s.info.notes});
+  }
+  return t.str();
+}
+
+// `pooled_rows`: --full (its '(all)' rows and the strict rule's notes), or the default tables.
+std::string notes_text(const Report& r, bool pooled_rows) {
+  std::string notes;
+  for (const auto& s : r.runs)
+    if (!s.no_pooled_row.empty()) notes += wrap(run_label(r, s.info.id) + " " + s.info.model + ": " + s.no_pooled_row, "  ");
+  for (const auto& g : r.groups) {
+    if (g.pooled && !pooled_rows) continue;
+    if (auto n = group_notes(g, pooled_rows); !n.empty()) notes += wrap(group_name(r, g) + ": " + n, "  ");
+  }
+  return notes.empty() ? "" : "\nNotes\n" + notes;
+}
+
+std::string header_text(const Report& r) {
+  std::string out = fmt::format("ptxbench report - store {} - {}\n", clean(r.store), r.generated_at);
+  if (r.filters.any()) out += "Filtered: " + clean(r.filters.describe()) + "\n";
+  out += "\n";
+  if (auto mark = fake_mark(r); !mark.empty()) out += wrap("*** " + mark + " ***", "") + "\n";
+  return out;
+}
+
+// The default: the runs, Table 1 and Table 9 per model x definition, the notes and where the rest is.
+std::string paper_text(const Report& r) {
+  std::string out = header_text(r) + title(r, "Runs") + runs_table(r);
+  bool imported = false, options = false;
+  for (const auto& g : r.groups) imported |= g.provenance.imported(), options |= g.provenance.options_changed();
+  if (imported)
+    out += wrap("IMPORTED runs hold another release's published outcomes, not measured here (no verdicts: strict-rule "
+                "values n/a, reasoning tokens only).", "  ");
+  if (options) out += wrap("Some verdicts ran with evaluation options off their defaults: see --full (Provenance).", "  ");
+  out += "\n" + wrap(protocol_note(r) + " Rows: the paper's rule (target-instr.: its target instructions executed) and "
+                     "unrestricted (any correct turn); n/a: not measured (T above num_turns); -: none. Traj: counted "
+                     "trajectories.", "");
+  for (const auto* table : paper_tables())
+    out += "\n" + budget_table_text(r, *table, {InstructionRule::paper, InstructionRule::unrestricted}, false);
+  out += notes_text(r, false);
+  out += "\n" + wrap("More with --full: the median of bests, Fast_p, pass@k, the strict rule, '(all)' rows, Fast_p by language, "
+                     "turn labels, transitions, tokens and the metric definitions; files with --csv, --json, --html FILE "
+                     "(- for stdout).", "");
+  return out;
 }
 
 }  // namespace
 
-std::string render_text(const Report& r) {
-  std::string out = fmt::format("ptxbench report - store {} - {}\n\n", clean(r.store), r.generated_at);
-  if (auto mark = fake_mark(r); !mark.empty()) out += wrap("*** " + mark + " ***", "") + "\n";
-  out += title(r, "Runs");
-  {
-    TextTable t({"", "Run", "Status", "Origin", "Language", "Model", "num_turns", "Trajectories", "Condition", "Name"}, 10);
-    for (std::size_t i = 0; i < r.runs.size(); ++i) {
-      const auto& s = r.runs[i];
-      t.row({"R" + std::to_string(i + 1), s.info.id, to_string(s.info.status), s.info.origin, s.language, s.info.model,
-             std::to_string(s.num_turns),
-             std::to_string(s.trajectories.size()), s.condition, s.info.notes});
-    }
-    out += t.str();
-  }
+std::string render_text(const Report& r, TextDetail detail) {
+  if (detail == TextDetail::paper) return paper_text(r);
+  const std::size_t keys = key_header(r).size();
+  std::string out = header_text(r) + title(r, "Runs") + runs_table(r);
   out += "\n" + title(r, "Provenance");
   {
     bool any = false;
@@ -89,31 +157,32 @@ std::string render_text(const Report& r) {
                               r.provenance.verdicts),
                   "  ");
   }
-  std::size_t keys = key_header(r).size();
-  out += "\n" + wrap(fmt::format("Budgets T = {}. Each cell: the target-instruction value at T = {}, then (the unrestricted value) "
-                                  "in parentheses (the paper's rule: the target instructions executed, count > 0); the last column the same metric "
-                                  "under the strict rule (tensor-core FLOP coverage). n/a: T above the run's num_turns (not "
-                                  "measured); -: nothing to measure. Traj: counted trajectories. Definitions at the end.",
-                                  budgets_text(r.budgets), budgets_text(r.budgets)),
+  out += "\n" + wrap(protocol_note(r) + " Rows: the paper's rule (target-instr.: the target instructions executed, count > 0), "
+                                         "unrestricted (any correct turn), and the strict rule (tensor-core FLOP coverage). n/a: "
+                                         "T above the run's num_turns (not measured), or unknown; -: nothing to measure. Traj: "
+                                         "counted trajectories. Definitions at the end.",
                       "");
-  int number = 1;
-  for (const auto& table : budget_tables()) {
-    out += "\n" + title(r, fmt::format("Table {}. {} ({}), T = {}: target-instruction (unrestricted)", number++, table.title,
-                                        table.unit, budgets_text(r.budgets)));
-    out += wrap(table.note, "  ");
+  const std::vector<InstructionRule> rules = {InstructionRule::paper, InstructionRule::unrestricted, InstructionRule::strict};
+  for (const auto& table : budget_tables()) out += "\n" + budget_table_text(r, table, rules, true);
+  out += wrap(strict_note(), "  ");
+
+  out += "\n" + title(r, fmt::format("pass@k (%), T = {}; unbiased estimator over each group's trajectories", budgets_text(r.budgets)));
+  out += wrap(definition_text("pass_at_k"), "  ");
+  {
     auto header = key_header(r);
-    header.push_back(table.title);
-    header.push_back(kStrictColumn);
-    TextTable t(header, keys - 1);
-    for (const auto& g : r.groups) {
-      auto row = key_columns(r, g);
-      row.push_back(budget_cell(g.metrics, table));
-      row.push_back(budget_values(g.metrics, table, InstructionRule::strict));
-      t.row(row);
-    }
+    const std::size_t keys = header.size();
+    header.push_back("Rule");
+    for (int k : r.pass_k) header.push_back("pass@" + std::to_string(k));
+    TextTable t(header, keys + 1);
+    for (const auto& g : r.groups)
+      for (std::size_t q = 0; q < rules.size(); ++q) {
+        std::vector<std::string> row = q == 0 ? key_columns(r, g) : std::vector<std::string>(keys, "");
+        row.push_back(rule_label(rules[q]));
+        for (int k : r.pass_k) row.push_back(pass_values(g.metrics, k, rules[q]));
+        t.row(row);
+      }
     out += t.str();
   }
-  out += wrap(strict_note(), "  ");
 
   out += "\n" + title(r, fmt::format("Fast_p by language (CUDA-PTX beside Triton; every reported run of a language pooled), T = {}: "
                                       "target-instruction (unrestricted)", budgets_text(r.budgets)));
@@ -209,11 +278,7 @@ std::string render_text(const Report& r) {
     out += t.str();
   }
 
-  std::string notes;
-  for (const auto& g : r.groups)
-    if (auto n = group_notes(g); !n.empty())
-      notes += wrap(group_name(r, g) + ": " + n, "  ");
-  if (!notes.empty()) out += "\nNotes\n" + notes;
+  out += notes_text(r, true);
 
   out += "\nDefinitions\n";
   for (const auto& d : metric_definitions()) out += wrap(d.name + ": " + d.text, "  ");

@@ -182,6 +182,7 @@ ordered_json to_json(const RunnerReply& r) {
     j["spans"] = {{"calls", calls}, {"stray", r.spans->stray}, {"dropped_records", r.spans->dropped_records}};
   }
   if (!r.seccomp.empty()) j["seccomp"] = r.seccomp;
+  if (!r.proc_view.empty()) j["proc_view"] = r.proc_view;
   if (!r.baseline.empty()) j["baseline"] = r.baseline;
   return j;
 }
@@ -209,6 +210,7 @@ RunnerReply runner_reply_from_json(const ordered_json& j) {
       r.spans = rep;
     }
     r.seccomp = j.value("seccomp", std::string());
+    r.proc_view = j.value("proc_view", std::string());
     r.baseline = j.value("baseline", std::string());
     return r;
   });

@@ -123,6 +123,7 @@ struct RunnerReply {
   std::optional<double> wall_us;  ///< call: host time of the call as the runner saw it
   std::optional<SpansReport> spans;
   std::string seccomp;            ///< setup: the filter profile installed ("" when none)
+  std::string proc_view;          ///< setup: what the candidate sees of its own start-up and /proc (sandbox/process_traces.h)
   std::string baseline;           ///< setup of a baseline: its name ("cuBLASLt")
   [[nodiscard]] bool ok() const noexcept { return !failure.has_value(); }
 };

@@ -36,22 +36,29 @@
 #include "definitions/definition.h"
 #include "definitions/workload.h"
 #include "ops/operator.h"
+#include "runner/candidate_exit.h"
 #include "runner/candidate_library.h"
 #include "runner/probe_kernel.h"
 #include "runner/protocol.h"
 #include "runner/runner_exit.h"
 #include "runner/triton_candidate.h"
+#include "sandbox/process_traces.h"
 #include "sandbox/seccomp_filter.h"
 
 namespace ptxbench {
+/// --keep-look: the candidate may read its start-up block and /proc (diagnosis of a tool that needs them).
+bool g_keep_look = false;
 namespace {
 
-/// Environment and system calls are restricted before the candidate's code first runs (its
-/// constructors run inside dlopen). A tool's own agent was injected at process start and is not
-/// affected by the stripped environment.
-void restrict_process(bool seccomp, SeccompProfile profile) {
+/// Environment, the look at our own start-up and /proc, and system calls are restricted before
+/// the candidate's code first runs (its constructors run inside dlopen). A tool's own agent was
+/// injected at process start and is not affected by the stripped environment. Returns what the
+/// candidate can still see of how the process started (the setup reply records it).
+std::string restrict_process(bool seccomp, SeccompProfile profile) {
   clearenv();
+  std::string view = g_keep_look ? "kept visible (--keep-look)" : wipe_start_block() + "; /proc " + restrict_proc_view();
   if (seccomp) install_seccomp_filter(profile);
+  return view;
 }
 
 /// The candidate's arguments: views of the worker's shared buffers (or of our own, standalone).
@@ -127,7 +134,7 @@ class Session {
       m_triton = std::make_unique<TritonCandidate>(s.library);
       m_triton->prepare(m_device, m_args.args.data(), static_cast<int32_t>(m_args.args.size()), m_stream);
     }
-    restrict_process(m_seccomp, SeccompProfile::session);
+    reply.proc_view = restrict_process(m_seccomp, SeccompProfile::session);
     if (s.triton) m_triton->load();
     else if (!s.baseline) m_library = std::make_unique<CandidateLibrary>(s.library);
     reply.seccomp = m_seccomp ? to_string(SeccompProfile::session) : "";
@@ -176,6 +183,10 @@ class Session {
     } catch (const CallFailure& e) {
       // A Triton candidate's failure is a Python exception: its traceback is the message.
       std::string what = m_triton && rc != 0 ? m_triton->last_error() : e.what();
+      if (m_library && rc != 0) {  // the candidate's own account (ptxb_last_error), when it gives one
+        std::string own = m_library->last_error();
+        if (!own.empty()) what += ": " + own;
+      }
       reply.failure = RunnerFailureInfo{FailureKind::call, e.code, what};
     }
     return reply;
@@ -221,11 +232,22 @@ int serve(int fd, int device, bool seccomp) {
   }
   channel.send(to_json(ready));
   if (!ready.ok()) return 0;
+  // Candidate code that ends the process (exit, abort) mid-request is answered for: its failure
+  // goes out as the reply to that request before the runner ends (candidate_exit.h).
+  uint64_t current_seq = 0;
+  set_candidate_exit_report([&channel, &current_seq](const CandidateExit& e) {
+    RunnerReply failed;
+    failed.seq = current_seq;
+    failed.failure = RunnerFailureInfo{e.loading ? FailureKind::setup : FailureKind::call, e.code, e.describe()};
+    failed.violations = seccomp_violations();
+    channel.send(to_json(failed));
+  });
   for (;;) {
     RunnerReply reply;
     try {
       RunnerRequest request = runner_request_from_json(channel.receive(-1));
       if (request.op == RunnerOp::exit) return 0;
+      current_seq = request.seq;
       reply.seq = request.seq;
       reply = session.handle(request);
       reply.seq = request.seq;
@@ -295,6 +317,7 @@ int once(const std::string& library, const std::string& spec_path, uint64_t seed
     target.call = [&](cudaStream_t s) {
       int rc = entry(a.args.data(), static_cast<int32_t>(a.args.size()), s);
       if (rc != 0 && triton_candidate) std::fprintf(stderr, "ptxbench-runner: %s\n", triton_candidate->last_error().c_str());
+      if (rc != 0 && lib && !lib->last_error().empty()) std::fprintf(stderr, "ptxbench-runner: %s\n", lib->last_error().c_str());
       return rc;
     };
     target.poison = [&](cudaStream_t s) {
@@ -350,6 +373,8 @@ int main(int argc, char** argv) {
   int control_fd = 3;
   bool no_seccomp = false;
   app.add_flag("--no-seccomp", no_seccomp, "do not install the system-call filter (diagnosis only; never in evaluations)");
+  app.add_flag("--keep-look", ptxbench::g_keep_look,
+               "leave the start-up block and /proc readable to the candidate (diagnosis only: $PTXBENCH_PROC_VIEW=visible in the worker)");
   auto* serve = app.add_subcommand("serve", "session driven by the worker");
   serve->add_option("--control-fd", control_fd, "socket to the worker");
   serve->add_option("--device", device, "CUDA device index");
@@ -375,11 +400,13 @@ int main(int argc, char** argv) {
   auto* metrics = app.add_subcommand("sass-metrics", "list the SASS metrics CUPTI offers on this GPU");
   metrics->add_option("--device", device, "CUDA device index");
   CLI11_PARSE(app, argc, argv);
-  if (*serve) return ptxbench::serve(control_fd, device, !no_seccomp);
-  if (*metrics) return ptxbench::list_sass_metrics(device);
+  ptxbench::install_candidate_abort_handler();
+  // The runner ends through exit_runner, so a candidate's static destructor cannot change its status.
+  if (*serve) ptxbench::exit_runner(ptxbench::serve(control_fd, device, !no_seccomp));
+  if (*metrics) ptxbench::exit_runner(ptxbench::list_sass_metrics(device));
   // `once` runs under compute-sanitizer or ncu: when the tool or its worker dies (the worker or the
   // service was killed), a hung candidate must not go on holding the GPU. In a PID namespace of
   // its own the kernel ends every process with the first one (the tool), so nothing is watched.
   if (!no_orphan_watch) ptxbench::exit_when_orphaned(0.2, static_cast<pid_t>(owner_pid));
-  return ptxbench::once(library, spec, seed, calls, device, sass_counts, !no_seccomp, language == "triton");
+  ptxbench::exit_runner(ptxbench::once(library, spec, seed, calls, device, sass_counts, !no_seccomp, language == "triton"));
 }

@@ -59,12 +59,22 @@ double parse_number(const std::string& text) {
     if (std::isdigit(static_cast<unsigned char>(c)) || c == '.') digits += c;
   return digits.empty() ? 0.0 : std::stod(digits);
 }
+
+// Nanoseconds in one of ncu's time units ("nsecond" with --print-units base; the others in case).
+double ns_per_unit(const std::string& unit) {
+  if (unit == "usecond" || unit == "us") return 1e3;
+  if (unit == "msecond" || unit == "ms") return 1e6;
+  if (unit == "second" || unit == "s") return 1e9;
+  return 1.0;
+}
 }  // namespace
 
-std::vector<std::string> ncu_command(const std::string& ncu, const std::string& log, bool with_modifiers,
-                                     const std::vector<std::string>& target) {
+std::vector<std::string> ncu_command(const std::string& ncu, const std::string& log, const std::set<std::string>& refused,
+                                     bool binding, const std::vector<std::string>& target) {
   std::string metrics = std::string(kNcuThreadTrueMetric) + "," + kNcuWarpMetric + "," + kNcuDynamicSmemMetric;
-  if (with_modifiers) metrics += std::string(",") + kNcuWarpModifierMetric;
+  if (binding) metrics += std::string(",") + kNcuDurationMetric;
+  for (const char* m : kNcuOptionalMetrics)
+    if (!refused.count(m) && (binding || m == kNcuWarpModifierMetric)) metrics += std::string(",") + m;
   std::vector<std::string> argv = {ncu, "--csv", "--log-file", log, "--print-metric-instances", "details", "--print-kernel-base",
                                    "mangled", "--print-units", "base", "--clock-control", "none", "--metrics", metrics};
   argv.insert(argv.end(), target.begin(), target.end());
@@ -105,7 +115,7 @@ RuntimeSass parse_ncu_csv(const std::string& text, const std::set<std::string>& 
   std::istringstream in(text);
   std::string line;
   std::vector<std::string> header;
-  int col_id = -1, col_kernel = -1, col_metric = -1, col_value = -1, col_grid = -1, col_block = -1;
+  int col_id = -1, col_kernel = -1, col_metric = -1, col_value = -1, col_grid = -1, col_block = -1, col_unit = -1;
   std::set<std::string> launches, foreign;
   std::map<long, KernelLaunch> by_id;
   while (std::getline(in, line)) {
@@ -119,6 +129,7 @@ RuntimeSass parse_ncu_csv(const std::string& text, const std::set<std::string>& 
         if (header[i] == "Metric Value") col_value = i;
         if (header[i] == "Grid Size") col_grid = i;
         if (header[i] == "Block Size") col_block = i;
+        if (header[i] == "Metric Unit") col_unit = i;
       }
       if (col_id < 0 || col_kernel < 0 || col_metric < 0 || col_value < 0) {
         r.note = "ncu CSV header lacks the expected columns";
@@ -141,14 +152,27 @@ RuntimeSass parse_ncu_csv(const std::string& text, const std::set<std::string>& 
       continue;
     }
     launches.insert(f[col_id]);
+    const std::string& metric = f[col_metric];
+    if (metric == kNcuDurationMetric) {
+      const double ns = parse_number(f[col_value]) * ns_per_unit(col_unit >= 0 ? f[col_unit] : "");
+      r.duration_ns_per_kernel[kernel] += ns;
+      r.duration_ns += ns;
+      r.durations_measured = true;
+      continue;
+    }
+    if (metric == kNcuGmmaPipeMetric || metric == kNcuTmaPipeMetric) {
+      auto& total = metric == kNcuGmmaPipeMetric ? r.hw_gmma_warp_inst : r.hw_tma_inst;
+      total = total.value_or(0.0) + parse_number(f[col_value]);
+      continue;
+    }
     OpcodeCounts counts = parse_instance_values(f[col_value]);
-    if (f[col_metric] == kNcuThreadTrueMetric) {
+    if (metric == kNcuThreadTrueMetric) {
       add_counts(r.thread_true_per_kernel[kernel], counts);
       add_counts(r.thread_true, counts);
-    } else if (f[col_metric] == kNcuWarpMetric) {
+    } else if (metric == kNcuWarpMetric) {
       add_counts(r.warp_executed, counts);
       add_counts(r.warp_per_kernel[kernel], counts);
-    } else if (f[col_metric] == kNcuWarpModifierMetric) {
+    } else if (metric == kNcuWarpModifierMetric) {
       add_counts(r.warp_with_modifiers_per_kernel[kernel], counts);
     }
   }

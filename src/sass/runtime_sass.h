@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,15 @@ struct RuntimeSass {
   Mechanisms mechanisms;
   /// Every kernel launch of the profiled call, the candidate's and others, in launch order.
   std::vector<KernelLaunch> launches;
+  /// The candidate's launches' durations in the profiled call (ncu gpu__time_duration: one launch
+  /// at a time, caches flushed before each), summed, and by kernel. Unset: not collected.
+  bool durations_measured = false;
+  double duration_ns = 0.0;
+  std::map<std::string, double> duration_ns_per_kernel;
+  /// Hardware counters over the candidate's launches (unpatched passes): warp instructions of the
+  /// tensor pipe's warpgroup MMA, and of the TMA unit. Unset: the tool did not collect them.
+  std::optional<double> hw_gmma_warp_inst;
+  std::optional<double> hw_tma_inst;
 };
 
 ordered_json to_json(const RuntimeSass& r);

@@ -17,7 +17,7 @@ namespace ptxbench {
 // C++17 (a GPU test), which the verdict's headers are not written for.
 struct Verdict;
 
-/// One health check of a GPU (DESIGN §8): a problem found directly (clock throttling, temperature,
+/// One health check of a GPU (docs/design.md §8): a problem found directly (clock throttling, temperature,
 /// a canary that failed), or the canary's time, which the worker compares with the calibration.
 struct HealthReport {
   std::string problem;              ///< empty: no problem found directly

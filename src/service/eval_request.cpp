@@ -1,14 +1,30 @@
 #include "service/eval_request.h"
 
 #include "common/error.h"
+#include "compile/solution.h"
 
 namespace ptxbench {
 namespace {
 
 EvalRequest parse(const ordered_json& j, const JsonChecker& check, const Catalog& catalog, const EvalRequestLimits& limits) {
-  check.only_fields(j, "", {"definition", "workload", "source", "language", "options"});
+  check.only_fields(j, "", {"definition", "workload", "source", "language", "solution", "options"});
   EvalRequest r;
-  r.definition = check.string_field(j, "", "definition");
+  // A FlashInfer-Bench Solution in place of "source" (and "language"): it names its definition,
+  // and becomes the one file the evaluator compiles (compile/solution.h).
+  std::optional<SolutionCandidate> solution;
+  if (j.contains("solution")) {
+    if (j.contains("source")) check.fail("solution", "give \"source\" or \"solution\", not both");
+    if (j.contains("language")) check.fail("language", "a solution's language is its spec.language");
+    const std::string document = check.document() + ": solution";
+    Solution s = solution_from_json(j["solution"], document);
+    if (j.contains("definition") && check.string_field(j, "", "definition") != s.definition)
+      check.fail("solution.definition", "'" + s.definition + "' differs from the request's definition '" +
+                                            check.string_field(j, "", "definition") + "'");
+    r.definition = s.definition;
+    solution = materialize_solution(s, document);
+  } else {
+    r.definition = check.string_field(j, "", "definition");
+  }
   try {
     (void)catalog.definition(r.definition);
   } catch (const InputError& e) {
@@ -22,12 +38,17 @@ EvalRequest parse(const ordered_json& j, const JsonChecker& check, const Catalog
       check.fail("workload", e.what());
     }
   }
-  r.source = check.string_field(j, "", "source");
-  if (r.source.empty()) check.fail("source", "empty source");
-  try {
-    r.language = parse_candidate_language(check.optional_string(j, "", "language", "cuda"));
-  } catch (const InputError& e) {
-    check.fail("language", e.what());
+  if (solution) {
+    r.source = std::move(solution->source);
+    r.language = solution->language;
+  } else {
+    r.source = check.string_field(j, "", "source");
+    if (r.source.empty()) check.fail("source", "empty source");
+    try {
+      r.language = parse_candidate_language(check.optional_string(j, "", "language", "cuda"));
+    } catch (const InputError& e) {
+      check.fail("language", e.what());
+    }
   }
   if (r.source.size() > limits.max_source_bytes)
     throw PayloadTooLarge("json", check.document() + ": source: " + std::to_string(r.source.size()) +

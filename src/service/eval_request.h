@@ -27,6 +27,8 @@ class PayloadTooLarge : public InputError {
 struct EvalRequest {
   std::string definition;
   std::string workload;  ///< uuid or label; empty: the default workload
+  /// The file to compile: "source", or made from a FlashInfer-Bench Solution given as "solution"
+  /// (compile/solution.h; its definition is the request's, and the stored form keeps the file).
   std::string source;
   /// "language" beside "source": cuda (default) or triton (a Python file, docs/triton.md).
   CandidateLanguage language = CandidateLanguage::cuda;

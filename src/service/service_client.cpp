@@ -110,7 +110,9 @@ HttpResult ServiceClient::request(const std::string& method, const std::string& 
   curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &r.status);
   curl_slist_free_all(headers);
   curl_easy_cleanup(curl);
-  if (rc != CURLE_OK) throw Error("service client", method + " " + url + ": " + curl_easy_strerror(rc));
+  if (rc != CURLE_OK)
+    throw ServiceUnreachable("service client", "cannot reach the evaluation service at " + m_base + " (" + method + " " + path +
+                                                   ": " + curl_easy_strerror(rc) + ")");
   return r;
 }
 
@@ -140,7 +142,9 @@ std::string ServiceClient::submit(const ordered_json& body, const std::string& i
       continue;
     }
     if (r.status >= 400 && r.status < 500) throw InputError("service", "rejected (" + std::to_string(r.status) + "): " + error_message(r));
-    if (r.status != 202 && r.status != 200) throw Error("service", "submit answered " + std::to_string(r.status) + ": " + error_message(r));
+    if (r.status != 202 && r.status != 200)
+      throw ServiceUnreachable("service", "the evaluation service at " + m_base + " answered the submission with " +
+                                              std::to_string(r.status) + ": " + error_message(r));
     return ordered_json::parse(r.body).at("id").get<std::string>();
   }
 }
@@ -180,6 +184,8 @@ void ServiceClient::require_definitions(const std::vector<std::string>& wanted, 
     defs = definitions();
   } catch (const AccessDenied&) {
     throw;
+  } catch (const ServiceUnreachable&) {
+    throw;  // names the service already
   } catch (const Error& e) {
     throw EnvironmentError(who, "the evaluation service at " + m_base + " cannot be used: " + e.what());
   }

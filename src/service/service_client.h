@@ -26,6 +26,14 @@ class ServiceBusy : public Error {
   using Error::Error;
 };
 
+/// The service could not be reached (connection refused, unknown host, no answer in time) or
+/// failed on its side (a 5xx): the host's or the service's problem, not the request's (exit 3).
+/// The message names the service's URL.
+class ServiceUnreachable : public EnvironmentError {
+ public:
+  using EnvironmentError::EnvironmentError;
+};
+
 struct ServiceClientOptions {
   std::optional<std::string> token;  ///< sent as "Authorization: Bearer <token>"
   std::string client_name;           ///< sent as X-Ptxbench-Client when not empty
@@ -42,8 +50,8 @@ class ServiceClient {
   /// `base_url` like "http://127.0.0.1:8742".
   explicit ServiceClient(std::string base_url, ServiceClientOptions options = {});
 
-  /// Raw request (tests): any status is returned as it came. Throws Error("service client", ...)
-  /// when the server cannot be reached.
+  /// Raw request (tests): any status is returned as it came. Throws ServiceUnreachable naming the
+  /// URL when the server cannot be reached.
   HttpResult request(const std::string& method, const std::string& path, const std::string& body = "",
                      double timeout_s = 90, const std::vector<std::string>& headers = {}) const;
   /// POST /v1/evaluations; returns the task id. A 401 is AccessDenied, another 4xx an InputError

@@ -1,6 +1,7 @@
 #include "suite/candidate_suite.h"
 
 #include "common/error.h"
+#include "compile/solution.h"
 
 namespace ptxbench {
 namespace {
@@ -17,6 +18,42 @@ std::size_t count_of(const std::string& text, const std::string& what) {
   return n;
 }
 
+// A file a case names, relative to the suite's folder. It may sit in a folder beside the suite's (a
+// TVM-FFI variant edits ../gemm/wgmma_tma_gemm.cu, so no kernel is copied between fixture folders) but
+// never above the suite's parent folder: a suite cannot pull an arbitrary host file into a candidate.
+fs::path case_path(const JsonChecker& check, const fs::path& suite_dir, const std::string& field,
+                   const std::string& name) {
+  if (name.empty() || fs::path(name).is_absolute()) check.fail(field, "expected a path relative to the suite's folder");
+  const fs::path root = suite_dir.parent_path();
+  const fs::path file = fs::weakly_canonical(suite_dir / name);
+  const fs::path inside = file.lexically_relative(root);
+  if (inside.empty() || *inside.begin() == "..")
+    check.fail(field, "'" + name + "' is outside " + root.string() + " (the suite's folder and the folders beside it)");
+  return file;
+}
+
+// `text` with the case's "edits" applied in order; each must match exactly once in `what`.
+std::string apply_edits(const JsonChecker& check, const ordered_json& c, const std::string& path, std::string text,
+                        const std::string& what) {
+  const auto& edits = check.member(c, path, "edits");
+  if (!edits.is_array() || edits.empty()) check.fail(path + ".edits", "expected a non-empty array");
+  for (std::size_t e = 0; e < edits.size(); ++e) {
+    std::string epath = path + ".edits[" + std::to_string(e) + "]";
+    check.only_fields(edits[e], epath, {"find", "replace"});
+    std::string find = check.string_field(edits[e], epath, "find");
+    std::string replace = check.string_field(edits[e], epath, "replace");
+    std::size_t n = count_of(text, find);
+    if (n != 1) check.fail(epath + ".find", "matches " + std::to_string(n) + " times in " + what + "; it must match once");
+    text.replace(text.find(find), find.size(), replace);
+  }
+  return text;
+}
+
+std::string edits_label(const ordered_json& c) {
+  const std::size_t n = c["edits"].size();
+  return std::to_string(n) + (n == 1 ? " edit" : " edits");
+}
+
 }  // namespace
 
 CandidateSuite load_suite(const fs::path& suite_file) {
@@ -28,57 +65,84 @@ CandidateSuite load_suite(const fs::path& suite_file) {
   suite.description = check.optional_string(j, "", "description", "");
   const auto& cases = check.member(j, "", "cases");
   if (!cases.is_array() || cases.empty()) check.fail("cases", "expected a non-empty array");
-  fs::path dir = suite_file.parent_path();
+  // Canonical, so that a "../" in a case's path is judged against the real parent folder.
+  const fs::path dir = fs::weakly_canonical(fs::absolute(suite_file)).parent_path();
+  std::vector<std::string> texts;  // each case's candidate without the line naming an edited case's origin
   for (std::size_t i = 0; i < cases.size(); ++i) {
     std::string path = "cases[" + std::to_string(i) + "]";
     const auto& c = cases[i];
-    check.only_fields(c, path, {"name", "description", "language", "file", "base", "edits", "expect"});
+    check.only_fields(c, path, {"name", "description", "language", "file", "base", "base_case", "edits", "expect"});
     SuiteCase out;
     out.name = check.string_field(c, path, "name");
     out.description = check.optional_string(c, path, "description", "");
-    bool has_file = c.contains("file"), has_base = c.contains("base");
-    if (has_file == has_base) check.fail(path, "give exactly one of \"file\" and \"base\"");
-    out.language = language_of_path(check.string_field(c, path, has_file ? "file" : "base"));
-    if (c.contains("language")) out.language = check.enum_field(c, path, "language", parse_candidate_language);
+    const bool has_file = c.contains("file"), has_base = c.contains("base"), has_base_case = c.contains("base_case");
+    if (int{has_file} + int{has_base} + int{has_base_case} != 1)
+      check.fail(path, "give exactly one of \"file\", \"base\" and \"base_case\"");
+    std::optional<CandidateLanguage> declared;
+    if (c.contains("language")) declared = check.enum_field(c, path, "language", parse_candidate_language);
+    std::string text;
     if (has_file) {
       out.origin = check.string_field(c, path, "file");
-      out.source = read_file(dir / out.origin);
-      if (c.contains("edits")) check.fail(path + ".edits", "edits apply to a \"base\", not a \"file\"");
-    } else {
-      std::string base = check.string_field(c, path, "base");
-      std::string text = read_file(dir / base);
-      const auto& edits = check.member(c, path, "edits");
-      if (!edits.is_array() || edits.empty()) check.fail(path + ".edits", "expected a non-empty array");
-      for (std::size_t e = 0; e < edits.size(); ++e) {
-        std::string epath = path + ".edits[" + std::to_string(e) + "]";
-        check.only_fields(edits[e], epath, {"find", "replace"});
-        std::string find = check.string_field(edits[e], epath, "find");
-        std::string replace = check.string_field(edits[e], epath, "replace");
-        std::size_t n = count_of(text, find);
-        if (n != 1) check.fail(epath + ".find", "matches " + std::to_string(n) + " times in " + base + "; it must match once");
-        text.replace(text.find(find), find.size(), replace);
+      if (c.contains("edits")) check.fail(path + ".edits", "edits apply to a \"base\" or a \"base_case\", not a \"file\"");
+      const fs::path file = case_path(check, dir, path + ".file", out.origin);
+      out.language = language_of_path(file);
+      // A FlashInfer-Bench Solution (.json) stands for the file it makes (compile/solution.h).
+      CandidateFile candidate = read_candidate_file(file);
+      if (candidate.solution) {
+        require_solution_definition(*candidate.solution, suite.definition, file.string());
+        if (declared) check.fail(path + ".language", "a solution's language is its spec.language");
+        out.language = candidate.language;
       }
-      out.origin = base + " + " + std::to_string(edits.size()) + (edits.size() == 1 ? " edit" : " edits");
+      text = std::move(candidate.source);
+    } else if (has_base) {
+      std::string base = check.string_field(c, path, "base");
+      if (fs::path(base).extension() == ".json") check.fail(path + ".base", "edits apply to .cu and .py files");
+      const fs::path file = case_path(check, dir, path + ".base", base);
+      out.language = language_of_path(file);
+      text = apply_edits(check, c, path, read_file(file), base);
+      out.origin = base + " + " + edits_label(c);
+    } else {
+      // An edit of an earlier case: variants of an edited kernel state only their own change.
+      std::string name = check.string_field(c, path, "base_case");
+      std::size_t b = 0;
+      while (b < suite.cases.size() && suite.cases[b].name != name) ++b;
+      if (b == suite.cases.size()) check.fail(path + ".base_case", "no earlier case named '" + name + "'");
+      out.language = suite.cases[b].language;
+      text = apply_edits(check, c, path, texts[b], "case " + name);
+      out.origin = "case " + name + " + " + edits_label(c);
+    }
+    if (declared) out.language = *declared;
+    if (has_file) {
+      out.source = text;
+    } else {
       const char* comment = out.language == CandidateLanguage::triton ? "# " : "// ";
       out.source = comment + ("ptxbench suite case " + out.name + " (" + out.origin + "): " + out.description) + "\n" +
                    text;
     }
     const auto& e = check.member(c, path, "expect");
     std::string epath = path + ".expect";
-    check.only_fields(e, epath, {"status", "static_hgmma", "c_gen4", "d_tma", "strict_target", "speedup_below",
-                                 "message_contains"});
+    check.only_fields(e, epath, {"status", "static_hgmma", "c_gen4", "d_tma", "strict_target", "target",
+                                 "speedup_below", "message_contains"});
     out.expect.status = check.enum_field(e, epath, "status", status_from_name);
     out.expect.static_hgmma = optional_bool(check, e, epath, "static_hgmma");
     out.expect.c_gen4 = optional_bool(check, e, epath, "c_gen4");
     out.expect.d_tma = optional_bool(check, e, epath, "d_tma");
     out.expect.strict_target = optional_bool(check, e, epath, "strict_target");
+    out.expect.target = optional_bool(check, e, epath, "target");
     if (e.contains("speedup_below")) out.expect.speedup_below = check.number_field(e, epath, "speedup_below");
     if (e.contains("message_contains")) out.expect.message_contains = check.string_field(e, epath, "message_contains");
     for (const auto& other : suite.cases)
       if (other.name == out.name) check.fail(path + ".name", "case name '" + out.name + "' used twice");
     suite.cases.push_back(std::move(out));
+    texts.push_back(std::move(text));
   }
   return suite;
+}
+
+const SuiteCase& CandidateSuite::case_named(const std::string& name) const {
+  for (const auto& c : cases)
+    if (c.name == name) return c;
+  throw InputError("suite", "no case '" + name + "' in the suite of " + definition);
 }
 
 std::vector<std::string> expectation_mismatches(const SuiteExpectation& expect, const Verdict& v) {
@@ -97,6 +161,8 @@ std::vector<std::string> expectation_mismatches(const SuiteExpectation& expect, 
     };
     check(expect.c_gen4, &Mechanisms::c_gen4, "C_Gen4 (wgmma)");
     check(expect.d_tma, &Mechanisms::d_tma, "D_TMA");
+    if (expect.target && v.target_instruction_correct != *expect.target)
+      out.push_back(std::string("target-instruction rule ") + (v.target_instruction_correct ? "met" : "not met"));
     if (expect.strict_target && v.target_instruction_strict != *expect.strict_target)
       out.push_back(std::string("strict target rule ") + (v.target_instruction_strict ? "met" : "not met"));
     if (expect.speedup_below && v.speedup && *v.speedup >= *expect.speedup_below)

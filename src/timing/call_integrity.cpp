@@ -12,15 +12,19 @@ ordered_json IntegrityPolicy::to_json() const {
           {"host_slack_us", host_slack_us},
           {"host_slack_fraction", host_slack_fraction},
           {"baseline_margin", baseline_margin},
+          {"triton_launch_allowance_max_us", triton_launch_allowance_max_us},
+          {"triton_launch_calibrations", triton_launch_calibrations},
           {"calibration", "the baseline's calls, timed by a trusted runner that never loads candidate code and prepared like the candidate's, calibrate the overhead of the worker's clock"},
           {"fresh_inputs", "every call: the op's fresh inputs are regenerated on the GPU from a secret counter seed"},
           {"spot_check", "every timed call: spot_rows random rows of each output against the trusted reference"},
-          {"full_check", "one timed call per trial, chosen at random and kept secret, against the full reference"}};
+          {"full_check", "one timed call per trial, chosen at random and kept secret, against the full reference"},
+          {"profile_binding", profile.to_json()}};
 }
 
 ordered_json to_json(const HostBound& h) {
   return {{"overhead_us", h.overhead_us}, {"excess_us", h.excess_us}, {"allowed_us", h.allowed_us},
-          {"impossible_calls", h.impossible_calls}, {"passed", h.passed()}};
+          {"launch_allowance_us", h.launch_allowance_us}, {"impossible_calls", h.impossible_calls},
+          {"passed", h.passed()}};
 }
 
 double calibrate_overhead(const std::vector<double>& host_us, const std::vector<double>& span_us) {
@@ -30,9 +34,10 @@ double calibrate_overhead(const std::vector<double>& host_us, const std::vector<
 }
 
 HostBound check_host_bound(const std::vector<double>& host_us, const std::vector<double>& span_us,
-                           double overhead_us, const IntegrityPolicy& policy) {
+                           double overhead_us, const IntegrityPolicy& policy, double launch_allowance_us) {
   HostBound h;
   h.overhead_us = overhead_us;
+  h.launch_allowance_us = std::max(0.0, launch_allowance_us);
   std::vector<double> gaps, spans;
   // The worker's window holds the whole call; a small tolerance for the two clocks' resolution.
   constexpr double kClockToleranceUs = 5.0;
@@ -43,8 +48,17 @@ HostBound check_host_bound(const std::vector<double>& host_us, const std::vector
   }
   if (gaps.empty()) return h;
   h.excess_us = median(gaps) - overhead_us;
-  h.allowed_us = policy.host_slack_us + policy.host_slack_fraction * median(spans);
+  h.allowed_us = policy.host_slack_us + policy.host_slack_fraction * median(spans) + h.launch_allowance_us;
   return h;
+}
+
+LaunchAllowance launch_allowance(const std::vector<double>& probe_excess_us, double cap_us) {
+  LaunchAllowance a;
+  if (probe_excess_us.empty() || cap_us <= 0.0) return a;
+  a.median_us = median(probe_excess_us);
+  a.capped = *a.median_us > cap_us;
+  a.allowance_us = std::clamp(*a.median_us, 0.0, cap_us);
+  return a;
 }
 
 std::vector<double> charge_host_clock(const std::vector<double>& span_us, const HostBound& bound) {

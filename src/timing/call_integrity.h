@@ -5,10 +5,12 @@
 // each other and as the profiled call.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/json_check.h"
+#include "timing/profile_binding.h"
 #include "timing/call_activity.h"
 
 namespace ptxbench {
@@ -25,9 +27,22 @@ struct IntegrityPolicy {
   /// −63…+39 µs, SD 23 µs (results/h200.md), mostly a shift per trial and per runner.
   double host_slack_us = 40.0;
   double host_slack_fraction = 0.02;
+  /// A Triton candidate's slack also allows Triton's own launch path: the host time per call
+  /// beyond the span that the worker measured on its trusted launch probe (a Triton kernel that
+  /// writes one element, src/evaluator/triton_launch_probe.py) through the same runner, shim and
+  /// timing, calibrated per GPU, Python, torch, Triton, driver and argument count (docs/triton.md,
+  /// "What the timing means for a Triton candidate"). Only host work beyond that path is charged.
+  /// The allowance never exceeds this, so a broken calibration cannot hand out free host time;
+  /// 0: no allowance and no probe (Triton's launch path is charged like any host work).
+  double triton_launch_allowance_max_us = kTritonHostPathMaxUs;
+  /// Probe measurements a GPU keeps per key before the recorded ones alone decide (an evaluation
+  /// measures the probe while fewer are recorded); the allowance is their median.
+  int triton_launch_calibrations = 3;
   /// A baseline slower than this GPU's calibration by more than this share makes the evaluation
   /// INFRA_ERROR (re-run), never a bigger speedup.
   double baseline_margin = 0.15;
+  /// The profiled call held against the timed calls (src/timing/profile_binding.h).
+  ProfileBindingPolicy profile;
 
   [[nodiscard]] ordered_json to_json() const;
 };
@@ -35,7 +50,8 @@ struct IntegrityPolicy {
 struct HostBound {
   double overhead_us = 0.0;   ///< median of (host − span) over the baseline's calls
   double excess_us = 0.0;     ///< median over the calls of (host − span) − overhead
-  double allowed_us = 0.0;
+  double allowed_us = 0.0;    ///< the slack, the launch allowance included
+  double launch_allowance_us = 0.0;  ///< of allowed_us: a Triton candidate's launch path (0 for CUDA)
   int impossible_calls = 0;   ///< spans longer than the worker's whole window around the call
   [[nodiscard]] bool passed() const { return impossible_calls == 0 && excess_us <= allowed_us; }
   /// What every call is charged beyond its span: the excess beyond the slack (0 within it).
@@ -48,9 +64,23 @@ ordered_json to_json(const HostBound& h);
 double calibrate_overhead(const std::vector<double>& host_us, const std::vector<double>& span_us);
 
 /// The bound over timed calls (host_us[i] around call i, span_us[i] reported for it): the
-/// evaluation's, all trials pooled (a per-trial shift of ±30 µs averages out).
+/// evaluation's, all trials pooled (a per-trial shift of ±30 µs averages out). The slack is
+/// host_slack_us + host_slack_fraction × median span + `launch_allowance_us` (a Triton
+/// candidate's, from launch_allowance(); 0 otherwise).
 HostBound check_host_bound(const std::vector<double>& host_us, const std::vector<double>& span_us,
-                           double overhead_us, const IntegrityPolicy& policy);
+                           double overhead_us, const IntegrityPolicy& policy, double launch_allowance_us = 0.0);
+
+/// Triton's own launch path as the host bound allows it, from the launch probe's recorded excesses
+/// (each the probe's check_host_bound excess over one evaluation's probe calls).
+struct LaunchAllowance {
+  double allowance_us = 0.0;        ///< the median, never below 0 nor above the cap
+  std::optional<double> median_us;  ///< the recorded excesses' median; unset: none recorded (allowance 0)
+  bool capped = false;              ///< the median was above the cap
+};
+/// The allowance of `probe_excess_us` under `cap_us` (≤ 0: none). A probe cannot have a negative
+/// launch path: a median below 0 (noise) allows nothing; one above the cap (a broken calibration,
+/// a host too busy to measure on) allows the cap.
+LaunchAllowance launch_allowance(const std::vector<double>& probe_excess_us, double cap_us);
 
 /// The spans charged the bound's overshoot: span + charge_us() each (docs/verdict.md, "host
 /// bound"). The worker cannot tell host work inside ptxb_run (a per-call cudaMalloc, a printf)

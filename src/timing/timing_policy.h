@@ -1,4 +1,4 @@
-// The timing policy (DESIGN §4): named, documented defaults; the loops never hold magic numbers.
+// The timing policy (docs/design.md §4): named, documented defaults; the loops never hold magic numbers.
 #pragma once
 
 #include "common/json_check.h"

@@ -22,6 +22,7 @@ CompileSection compile_section(const CompileResult& r) {
   CompileSection s;
   s.status = r.status;
   s.message = r.message;
+  s.binding = r.binding;
   CompileBuild& b = s.build.emplace();
   b.arch = r.arch;
   b.key = r.key;
@@ -99,6 +100,7 @@ void from_json(const ordered_json& j, BannedUse& b) {
 
 void to_json(ordered_json& j, const CompileSection& s) {
   j = {{"status", to_string(s.status)}, {"message", s.message}};
+  if (s.binding) j["binding"] = to_string(*s.binding);
   if (const auto& b = s.build) {
     j["arch"] = b->arch;
     j["key"] = b->key;
@@ -117,6 +119,12 @@ void from_json(const ordered_json& j, CompileSection& s) {
   require_json_object(j);
   read_enum(j, "status", s.status, parse_compile_status);
   read_field(j, "message", s.message);
+  s.binding.reset();
+  if (j.contains("binding") && !j["binding"].is_null()) {
+    CandidateBinding binding = CandidateBinding::ptxb;
+    read_enum(j, "binding", binding, parse_candidate_binding);
+    s.binding = binding;
+  }
   s.build.reset();
   for (const char* key : {"arch", "key", "cache_hit", "seconds", "kernels", "ptx", "ptxas", "banned", "log"})
     if (j.contains(key)) s.build.emplace();

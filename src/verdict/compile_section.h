@@ -60,6 +60,10 @@ struct CompileBuild {
 struct CompileSection : StageRecord<CompileSection> {
   CompileStatus status = CompileStatus::compile_error;
   std::string message;
+  /// How a CUDA candidate meets the ABI: "ptxb" (its own ptxb_run) or "tvm-ffi" (a function
+  /// exported with TVM_FFI_DLL_EXPORT_TYPED_FUNC). Absent for Triton candidates, trusted libraries
+  /// and verdicts written before bindings were recorded.
+  std::optional<CandidateBinding> binding;
   std::optional<CompileBuild> build;
 };
 

@@ -1,4 +1,4 @@
-// The correctness rule (DESIGN §4): any NaN/Inf fails; an element fails only if
+// The correctness rule (docs/design.md §4): any NaN/Inf fails; an element fails only if
 // |x−y| > atol AND |x−y|/(|y|+1e-8) > rtol; a tensor passes when the matched ratio reaches
 // `required_ratio` (1.0: every element) and, below 1, every unmatched element is still within the
 // outlier bound (outlier_atol / outlier_rtol, the same AND rule). Runs on the host over the

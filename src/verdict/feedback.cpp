@@ -82,6 +82,9 @@ void runtime_section(std::string& out, const Verdict& v) {
                      "Mechanisms: C_Gen4 (wgmma) {}, D_TMA (bulk tensor copy) {}, C_Gen5 {}, D_TMEM {}.\n",
                      r->counts.gmma, r->counts.tma, r->counts.tcgen05, yes(m.c_gen4), yes(m.d_tma), yes(m.c_gen5),
                      yes(m.d_tmem));
+  if (const auto& t = v.stages.timing; t && t->integrity && t->integrity->profile_check && !t->integrity->profile_check->holds)
+    out += "The profiled call does not describe the timed calls (" + t->integrity->profile_check->reasons.front() +
+           "): these mechanisms and the tensor-core coverage are not credited.\n";
   out += fmt::format("Target-instruction correct: {} (rule: {}).\n", yes(v.target_instruction_correct), v.rule());
 }
 
@@ -102,8 +105,12 @@ void timing_section(std::string& out, const Verdict& v) {
     for (const auto& f : in->full_checks) full += f.passed ? 1 : 0;
     std::string host;
     if (const auto& h = in->host_charge)
-      host = fmt::format("; the worker's own clock saw {:.0f} us per call beyond your spans (allowed {:.0f} us){}", h->excess_us,
-                         h->allowed_us, h->charged_us > 0 ? fmt::format(", so each call was charged {:.0f} us more", h->charged_us) : "");
+      host = fmt::format("; the worker's own clock saw {:.0f} us per call beyond your spans (allowed {:.0f} us{}){}", h->excess_us,
+                         h->allowed_us,
+                         h->launch_allowance_us.value_or(0.0) > 0
+                             ? fmt::format(", of which {:.0f} us for Triton's own launch path", *h->launch_allowance_us)
+                             : "",
+                         h->charged_us > 0 ? fmt::format(", so each call was charged {:.0f} us more", h->charged_us) : "");
     out += fmt::format("Integrity: fresh {} before every call; {} timed calls checked on {} random rows per output and "
                        "{} checked in full (chosen at random){}.\n",
                        fresh.empty() ? "inputs" : fresh, in->spot_checked_calls, in->spot_rows, full, host);

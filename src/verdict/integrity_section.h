@@ -28,8 +28,28 @@ struct HostBoundRecord {
 struct HostChargeRecord {
   double overhead_us = 0.0;  ///< median (host − span) of the baseline's timed calls
   double excess_us = 0.0;    ///< median (host − span) of the candidate's, less the overhead
-  double allowed_us = 0.0;   ///< the slack
+  double allowed_us = 0.0;   ///< the slack (the launch allowance included)
   double charged_us = 0.0;   ///< added to every timed call's span: the excess beyond the slack
+  /// Of allowed_us: Triton's own launch path (LaunchAllowanceRecord). Absent for CUDA candidates
+  /// and in older verdicts.
+  std::optional<double> launch_allowance_us;
+};
+
+/// What a Triton candidate's host bound allowed for Triton's own launch path, and where it came
+/// from (docs/triton.md, "What the timing means for a Triton candidate"): the worker's trusted
+/// launch probe, timed through the same runner, shim and timing, its excesses kept per GPU and key.
+struct LaunchAllowanceRecord {
+  double allowance_us = 0.0;  ///< added to the host bound's slack: the median of calibrations_us, in [0, cap_us]
+  double cap_us = 0.0;        ///< the most it may be (IntegrityPolicy::triton_launch_allowance_max_us)
+  bool capped = false;        ///< the median was above the cap
+  std::vector<double> calibrations_us;  ///< the probe's recorded excesses on this GPU, oldest first
+  /// "measured": this evaluation timed the probe and its excess joined the calibration; "cached":
+  /// enough were recorded; "uncalibrated": none recorded (allowance 0).
+  std::string source;
+  std::optional<double> measured_us;       ///< this evaluation's probe excess (all its trials pooled)
+  std::vector<double> measured_trials_us;  ///< the same per trial
+  std::string key;    ///< the calibration's key: Python, torch, Triton, driver, argument count, probe
+  std::string store;  ///< the calibration's file on the GPU host
 };
 
 struct FullCheckRecord {
@@ -46,6 +66,19 @@ struct CalibrationRecord {
   bool recorded = false;
 };
 
+/// The profiled call held against the timed calls (src/timing/profile_binding.h): when it does not
+/// hold, the runtime-SASS claims (mechanisms, coverage) are void and the verdict says why.
+struct ProfileCheckRecord {
+  bool holds = true;
+  std::vector<std::string> reasons;  ///< why it does not hold
+  std::vector<std::string> notes;    ///< what could not be checked
+  std::optional<double> profiled_us;  ///< the candidate's launches' device time in the profiled call
+  double timed_us = 0.0;              ///< the timed calls' time as charged
+  std::optional<double> time_ratio;   ///< timed / profiled
+  long long sass_gmma = 0, sass_tma = 0;     ///< patched warp executions
+  std::optional<double> hw_gmma, hw_tma;     ///< hardware counters (unpatched passes)
+};
+
 struct IntegrityRecord {
   ordered_json policy = ordered_json::object();  ///< IntegrityPolicy::to_json()
   std::vector<std::string> fresh_inputs;          ///< inputs regenerated before every call
@@ -58,6 +91,8 @@ struct IntegrityRecord {
   std::vector<std::string> launches;  ///< one timed call's launches, as "name<<<grid,block,smem>>>"
   std::vector<std::string> stray;     ///< device work outside every call (should be empty)
   std::optional<CalibrationRecord> baseline_calibration;
+  std::optional<ProfileCheckRecord> profile_check;  ///< absent: no profile ran, or an older verdict
+  std::optional<LaunchAllowanceRecord> triton_launch_path;  ///< Triton candidates only
 };
 
 struct CoverageRecord {
@@ -73,10 +108,14 @@ void to_json(ordered_json& j, const HostBoundRecord& r);
 void from_json(const ordered_json& j, HostBoundRecord& r);
 void to_json(ordered_json& j, const HostChargeRecord& r);
 void from_json(const ordered_json& j, HostChargeRecord& r);
+void to_json(ordered_json& j, const LaunchAllowanceRecord& r);
+void from_json(const ordered_json& j, LaunchAllowanceRecord& r);
 void to_json(ordered_json& j, const FullCheckRecord& r);
 void from_json(const ordered_json& j, FullCheckRecord& r);
 void to_json(ordered_json& j, const CalibrationRecord& r);
 void from_json(const ordered_json& j, CalibrationRecord& r);
+void to_json(ordered_json& j, const ProfileCheckRecord& r);
+void from_json(const ordered_json& j, ProfileCheckRecord& r);
 void to_json(ordered_json& j, const IntegrityRecord& r);
 void from_json(const ordered_json& j, IntegrityRecord& r);
 void to_json(ordered_json& j, const CoverageRecord& r);

@@ -7,6 +7,9 @@
 //   seccomp PROFILE         install the runner's filter (session | tool_target), then try
 //                           forbidden and allowed system calls, then list the recorded violations
 //   sleep                   wait 60 s (for tests of what ends it)
+//   proc-view               wipe the start-up block and hide /proc as the runner does before a candidate
+//                           loads (sandbox/process_traces.h), then read what a detector would, from this
+//                           thread and from a thread started afterwards
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -25,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "sandbox/process_traces.h"
 #include "sandbox/seccomp_filter.h"
 
 namespace {
@@ -119,6 +123,36 @@ int try_seccomp(const char* profile) {
   return 0;
 }
 
+// Bytes of `path` that are not NUL ("-1" when it cannot be opened).
+long visible_bytes(const char* path) {
+  int fd = ::open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  char buf[4096];
+  long n = 0;
+  for (long got; (got = ::read(fd, buf, sizeof buf)) > 0;)
+    for (long i = 0; i < got; ++i) n += buf[i] != 0;
+  ::close(fd);
+  return n;
+}
+
+int proc_view() {
+  std::string wiped = ptxbench::wipe_start_block();
+  std::printf("wipe: %s\n", wiped.c_str());
+  std::printf("cmdline bytes: %ld\nenviron bytes: %ld\n", visible_bytes("/proc/self/cmdline"), visible_bytes("/proc/self/environ"));
+  std::string view = ptxbench::restrict_proc_view();
+  std::printf("view: %s\n", view.c_str());
+  auto attempt = [](const char* label) {
+    for (const char* path : {"/proc/self/maps", "/proc/self/environ", "/proc/self/cmdline", "/proc/self/smaps",
+                             "/proc/self/task", "/proc/1/cmdline", "/proc/self/status", "/proc/cpuinfo", "/etc/passwd"}) {
+      std::string what = std::string(label) + " " + path;
+      report(what.c_str(), ::open(path, O_RDONLY | O_CLOEXEC));
+    }
+  };
+  attempt("main");
+  std::thread([&] { attempt("thread"); }).join();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -128,6 +162,7 @@ int main(int argc, char** argv) {
   if (cmd == "hog" && argc == 3) return hog(argv[2]);
   if (cmd == "seccomp" && argc == 3) return try_seccomp(argv[2]);
   if (cmd == "sleep") return sleep(60) == 0 ? 0 : 1;
+  if (cmd == "proc-view") return proc_view();
   std::fprintf(stderr, "usage: ptxbench-sandbox-probe whoami | peek PID ADDR LEN | hog MIB | seccomp PROFILE | sleep\n");
   return 2;
 }

@@ -273,9 +273,16 @@ TEST_F(AgentTest, KilledRunResumesWithNoLostAndNoRepeatedTurn) {
     int complete = 0;
     for (const auto& t : peek.list_trajectories(run_id)) complete += static_cast<int>(t.turns_completed);
     ASSERT_LT(complete, 12) << "the run finished before the kill: nothing to resume";
+    // Its process is gone: the run is no longer running but crashed, for every reader.
+    EXPECT_EQ(peek.run(run_id).status, RunStatus::crashed);
   }
   AgentRunResult resumed = resume_run(run_id, s);
   ASSERT_TRUE(resumed.complete());
+  {
+    RunStore peek(s.store, RunStore::Open::existing);
+    EXPECT_EQ(peek.run(run_id).status, RunStatus::finished);
+    EXPECT_FALSE(peek.run(run_id).holder) << "a finished run is held by nobody";
+  }
 
   // The same run without interruption, for comparison.
   FakeModel model2;

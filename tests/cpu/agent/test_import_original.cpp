@@ -12,6 +12,7 @@
 #include "agent/run_store.h"
 #include "common/fs.h"
 #include "common/sha256.h"
+#include "cpu/agent/run_store_schema.h"
 
 using namespace ptxbench;
 
@@ -115,8 +116,11 @@ TEST_F(ImportOriginalTest, SampleBecomesRunsTrajectoriesAndTurns) {
   EXPECT_EQ(s.runs[1].arch, "blackwell");
   EXPECT_EQ(s.runs[2].model, kModelB);
   EXPECT_EQ(s.runs[2].short_trajectories, 1);
+  EXPECT_EQ(s.runs[0].experiments, 1) << "a-gemm: the exp_dir's last component";
+  EXPECT_EQ(s.runs[2].experiments, 1) << "b-mha/ (a trailing slash is ignored)";
   auto j = s.to_json();
   EXPECT_EQ(j["runs_created"], 3);
+  EXPECT_EQ(j["runs"][1]["experiments"], 1);
   EXPECT_EQ(j["runs"][2]["model"], kModelB);
 
   auto runs = runs_by_model_arch(store);
@@ -396,15 +400,7 @@ TEST_F(ImportOriginalTest, ImportsIntoAStoreOfSchemaOne) {
     RunStore store(store_path());
     measured = store.create_run({{"num_turns", 8}}, "ours", "before the migration");
   }
-  {  // What version 1 wrote: the runs table without origin, gpu, import_key.
-    SqliteDb db(store_path());
-    db.exec("DROP INDEX runs_by_import_key");
-    db.exec("ALTER TABLE runs DROP COLUMN import_key");
-    db.exec("ALTER TABLE runs DROP COLUMN gpu");
-    db.exec("ALTER TABLE runs DROP COLUMN origin");
-    db.exec("ALTER TABLE candidates DROP COLUMN language");  // version 3's
-    db.exec("PRAGMA user_version = 1");
-  }
+  test::downgrade_run_store(store_path(), 1);  // what version 1 wrote: runs without origin, gpu, import_key
   RunStore store(store_path());
   EXPECT_EQ(store.run(measured).origin, kMeasuredOrigin);
   EXPECT_EQ(store.run(measured).notes, "before the migration");
@@ -436,6 +432,9 @@ TEST_F(ImportOriginalTest, RealReleaseFile) {
   EXPECT_EQ(s.runs_created(), 17);  // model x arch
   EXPECT_EQ(s.models(), 13);
   EXPECT_EQ(s.trajectories(), 1712);
+  int64_t experiments = 0;
+  for (const auto& r : s.runs) experiments += r.experiments;
+  EXPECT_EQ(experiments, 105) << "the release's 105 evaluation runs, each its own row in a report";
   EXPECT_TRUE(s.skipped.empty());
   int64_t turns = 0;
   for (const auto& r : store.list_runs())

@@ -168,6 +168,12 @@ struct RepairRunTest : ::testing::Test {
   }
 };
 
+// A turn's feedback as the model saw it without notes: the verdict, then the target, the stop
+// rule and the turns left.
+std::string plain_feedback(const RunInfo& run, const TurnRecord& t) {
+  return turn_feedback(render_feedback(*t.verdict), run_config_from_json(run.config), t.turn);
+}
+
 // One trajectory: a failing answer at turn 1, a passing one at turn 2 (stops early).
 std::string fail_then_pass(int answered) { return answer_with(answered == 0 ? kFailing : kPassing); }
 
@@ -204,14 +210,14 @@ TEST_F(RepairRunTest, FailedFeedbackGetsTheMatchingNoteOnlyAndPassedFeedbackNone
   EXPECT_EQ(r.turns[0].status, "INCORRECT_NUMERICAL");
   EXPECT_EQ(r.turns[1].status, "PASSED");
   const std::string& failed = *r.turns[0].feedback;
-  std::string plain = render_feedback(*r.turns[0].verdict);
+  std::string plain = plain_feedback(r.run, r.turns[0]);
   EXPECT_EQ(failed, feedback_with_notes(plain, notes, kFailing, "gemm", NotesMode::notes, 3));
   EXPECT_EQ(failed.rfind(plain, 0), 0u) << "the notes follow the feedback";
   EXPECT_NE(failed.find("## Repair notes"), std::string::npos);
   EXPECT_NE(failed.find(kRuleA), std::string::npos);
   EXPECT_EQ(failed.find(kRuleB), std::string::npos);
   EXPECT_EQ(failed.find("## Fastest fixed kernel"), std::string::npos) << "mode notes shows no kernel";
-  EXPECT_EQ(*r.turns[1].feedback, render_feedback(*r.turns[1].verdict)) << "PASSED feedback never gets notes";
+  EXPECT_EQ(*r.turns[1].feedback, plain_feedback(r.run, r.turns[1])) << "PASSED feedback never gets notes";
   // The model's second call carries the feedback with the note.
   ASSERT_EQ(r.bodies.size(), 2u);
   EXPECT_EQ(r.bodies[1]["messages"].back()["content"], failed);
@@ -227,13 +233,13 @@ TEST_F(RepairRunTest, NotesAndKernelModeAlsoShowsTheFastestFixedKernel) {
   ASSERT_EQ(r.turns.size(), 2u);
   const std::string& failed = *r.turns[0].feedback;
   NotesStore notes(notes_path(), NotesStore::Open::existing);
-  EXPECT_EQ(failed, feedback_with_notes(render_feedback(*r.turns[0].verdict), notes, kFailing, "gemm",
+  EXPECT_EQ(failed, feedback_with_notes(plain_feedback(r.run, r.turns[0]), notes, kFailing, "gemm",
                                         NotesMode::notes_and_kernel, 3));
   EXPECT_NE(failed.find(kRuleA), std::string::npos);
   EXPECT_EQ(failed.find(kRuleB), std::string::npos);
   EXPECT_NE(failed.find("## Fastest fixed kernel"), std::string::npos);
   EXPECT_NE(failed.find(kFixedMarker), std::string::npos);
-  EXPECT_EQ(*r.turns[1].feedback, render_feedback(*r.turns[1].verdict));
+  EXPECT_EQ(*r.turns[1].feedback, plain_feedback(r.run, r.turns[1]));
   EXPECT_NE(r.run.notes.find("[repair notes: notes+kernel, k 3]"), std::string::npos) << r.run.notes;
 }
 
@@ -241,7 +247,7 @@ TEST_F(RepairRunTest, ModeOffLeavesTheFeedbackByteEqual) {
   build_notes_store(notes_path());
   NotesRunResult r = run_with_notes(*this, "off");
   ASSERT_EQ(r.turns.size(), 2u);
-  for (const auto& t : r.turns) EXPECT_EQ(*t.feedback, render_feedback(*t.verdict)) << "turn " << t.turn;
+  for (const auto& t : r.turns) EXPECT_EQ(*t.feedback, plain_feedback(r.run, t)) << "turn " << t.turn;
   EXPECT_FALSE(r.run.config.contains("repair_notes")) << "off is the default and is not stored";
   EXPECT_EQ(r.run.notes, "");
 }
@@ -341,7 +347,7 @@ TEST_F(RepairRunTest, SeedFeedbackOfARepairRunGetsNotesToo) {
   EXPECT_NE(messages.at(3).content.find(kRuleA), std::string::npos);
   auto turns = store.turns(t.id);
   ASSERT_EQ(turns.size(), 1u);
-  EXPECT_EQ(*turns[0].feedback, render_feedback(*turns[0].verdict)) << "PASSED at turn 1: no notes";
+  EXPECT_EQ(*turns[0].feedback, plain_feedback(store.run(r.run_id), turns[0])) << "PASSED at turn 1: no notes";
 }
 
 // A repair run whose model refuses ends failed; --resume reopens it, the seed is not stored twice,

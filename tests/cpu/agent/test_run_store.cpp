@@ -15,6 +15,7 @@
 #include "agent/run_store.h"
 #include "agent/trajectory_export.h"
 #include "common/fs.h"
+#include "cpu/agent/run_store_schema.h"
 
 using namespace ptxbench;
 
@@ -222,7 +223,7 @@ TEST_F(RunStoreTest, RefusesANewerSchemaAndForeignFiles) {
   try {
     RunStore store(path());
     FAIL() << "a newer schema must be refused";
-  } catch (const RunStoreError& e) {
+  } catch (const StoreError& e) {  // bad input (exit 2): the user named a file this ptxbench cannot read
     EXPECT_NE(std::string(e.what()).find("schema version 99"), std::string::npos) << e.what();
     EXPECT_NE(std::string(e.what()).find("newer"), std::string::npos) << e.what();
   }
@@ -231,8 +232,9 @@ TEST_F(RunStoreTest, RefusesANewerSchemaAndForeignFiles) {
     SqliteDb db(other);
     db.exec("CREATE TABLE tasks (id TEXT)");
   }
-  EXPECT_THROW(RunStore{other}, RunStoreError);
-  EXPECT_THROW(RunStore((dir.path() / "missing.db").string(), RunStore::Open::existing), RunStoreError);
+  EXPECT_THROW(RunStore{other}, StoreError);
+  EXPECT_THROW(RunStore((dir.path() / "missing.db").string(), RunStore::Open::existing), StoreError);
+  EXPECT_THROW(RunStore((dir.path() / "missing.db").string(), RunStore::Open::read_only), StoreError);
   EXPECT_FALSE(fs::exists(dir.path() / "missing.db"));
 }
 
@@ -247,15 +249,7 @@ TEST_F(RunStoreTest, MigratesSchemaOneInPlace) {
     traj = store.ensure_trajectory(run, key(0));
     for (int i = 0; i < 9; ++i) drive_one_step(store, traj, 8);  // into turn 2
   }
-  {  // Back to what version 1 wrote.
-    SqliteDb db(path());
-    db.exec("DROP INDEX runs_by_import_key");
-    db.exec("ALTER TABLE runs DROP COLUMN import_key");
-    db.exec("ALTER TABLE runs DROP COLUMN gpu");
-    db.exec("ALTER TABLE runs DROP COLUMN origin");
-    db.exec("ALTER TABLE candidates DROP COLUMN language");  // version 3's
-    db.exec("PRAGMA user_version = 1");
-  }
+  test::downgrade_run_store(path(), 1);  // back to what version 1 wrote
   RunStore store(path(), RunStore::Open::existing);
   {
     SqliteDb db(path());

@@ -13,6 +13,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/sqlite_db.h"
+#include "cpu/agent/run_store_schema.h"
 
 using namespace ptxbench;
 
@@ -165,17 +166,13 @@ TEST(TritonRunStore, SchemaTwoStoresMigrateWithCudaCandidates) {
     store.record_model_answer(t, 1, "```cuda\nint ptxb_run();\n```\n", ModelUsage{});
     store.record_candidate(t, 1, "int ptxb_run();\n");
   }
-  {  // What version 2 wrote: candidates without a language.
-    SqliteDb db(path);
-    db.exec("ALTER TABLE candidates DROP COLUMN language");
-    db.exec("PRAGMA user_version = 2");
-  }
+  test::downgrade_run_store(path, 2);  // what version 2 wrote: candidates without a language
   RunStore store(path, RunStore::Open::existing);
   {
     SqliteDb db(path);
     auto st = db.prepare("PRAGMA user_version");
     ASSERT_TRUE(st.step());
-    EXPECT_EQ(st.integer(0), 3);
+    EXPECT_EQ(st.integer(0), RunStore::kSchemaVersion);
   }
   auto turns = store.turns(t);
   ASSERT_EQ(turns.size(), 1u);

@@ -7,6 +7,7 @@
 // installed. Also the adapters' config files and the run config's checks (no CLI needed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "agent/run_store.h"
@@ -77,6 +78,16 @@ struct Totals {
   int64_t prompt = 0, completion = 0, reasoning = 0, cached = 0;
 };
 
+/// `ptxbench mcp` as it starts on a machine that never ran it (cold caches, two busy cores, the
+/// tokenizer read for the first time): slower than the one second that Codex gives an optional MCP
+/// server before its first model call. The agent must still be offered the tools from its first call on.
+fs::path slow_starting_ptxbench(const fs::path& dir) {
+  const fs::path script = dir / "ptxbench-slow-start";
+  write_file_atomic(script, "#!/bin/sh\nsleep 3\nexec '" + (executable_dir() / "ptxbench").string() + "' \"$@\"\n");
+  fs::permissions(script, fs::perms::owner_all);
+  return script;
+}
+
 void run_end_to_end(const std::string& cli_name) {
   auto cli = make_agent_cli(cli_name);
   const fs::path exe = installed_executable(*cli, install_dir());
@@ -101,7 +112,7 @@ void run_end_to_end(const std::string& cli_name) {
   if (cli_name == "codex") j["agent"]["options"] = {{"sandbox", "read-only"}};
   AgentRunConfig config = agent_run_config_from_json(j);
   AgentRunnerHooks hooks;
-  hooks.ptxbench = executable_dir() / "ptxbench";
+  hooks.ptxbench = slow_starting_ptxbench(dir.path());
   std::string log;
   hooks.log = [&log](const std::string& line) { log += line + "\n"; };
   AgentRunResult result = AgentRunner(config, hooks).run();
@@ -115,6 +126,21 @@ void run_end_to_end(const std::string& cli_name) {
   EXPECT_TRUE(a.exit.success()) << a.exit.describe();
   EXPECT_TRUE(fs::exists(a.dir / "workspace" / "TASK.md"));
   EXPECT_GT(a.transcript.events, 2);
+  // Every call the agent made for its work offered our tool, the first included: a call without
+  // any tool is a title or summary (opencode), never one that should have submitted.
+  int offered = 0, toolless = 0;
+  for (const FakeCall& c : model.calls()) {
+    const std::vector<std::string> names = c.tool_names();
+    toolless += names.empty();
+    offered += std::find_if(names.begin(), names.end(), [](const std::string& n) {
+                 return n == "mcp__ptxbench/evaluate" || n == "ptxbench_evaluate";
+               }) != names.end();
+  }
+  EXPECT_EQ(offered + toolless, model.turns_served()) << "a call went out before the MCP server's tools were offered";
+  if (cli_name == "codex") {
+    EXPECT_EQ(read_file(a.dir / "stderr.log").find("could not create PATH aliases"), std::string::npos)
+        << "Codex left out its helper binaries: its home lies inside its temp folder";
+  }
   EXPECT_EQ(a.transcript.evaluate_calls, 2) << "the agent called the MCP evaluate tool twice";
   EXPECT_NE(a.transcript.last_message.find("the second kernel passed"), std::string::npos);
 
@@ -233,6 +259,47 @@ TEST(AgentCliEndToEnd, AnAgentPastItsWallTimeIsStoppedAndItsTrajectoryEnded) {
   EXPECT_EQ(store.messages(a.trajectory_id).size(), 2u) << "the opening messages are stored as for any trajectory";
 }
 
+TEST(AgentCliEndToEnd, ACodexWhoseMcpServerCannotStartAsksTheModelNothingAndItsTrajectoryStaysOpen) {
+  auto cli = make_agent_cli("codex");
+  const fs::path exe = installed_executable(*cli, install_dir());
+  if (exe.empty()) GTEST_SKIP() << "@openai/codex is not installed: run scripts/install_agent_clis.sh";
+  if (find_on_path("node").empty()) GTEST_SKIP() << "node is not on PATH";
+  TempDir dir("ptxbench-agent-no-mcp");
+  LocalService service(executable_dir() / "ptxbench", dir.path() / "service.db", {"--fake-gpus", "1"});
+  FakeProvider model;
+  model.set_responder(scripted_agent);
+  const fs::path broken = dir.path() / "ptxbench-broken";  // the MCP server dies before its handshake
+  write_file_atomic(broken, "#!/bin/sh\necho 'no evaluator today' >&2\nexit 3\n");
+  fs::permissions(broken, fs::perms::owner_all);
+  ordered_json j = {{"agent", {{"cli", "codex"}, {"executable", exe.string()}, {"model", "fake-model"},
+                               {"options", {{"sandbox", "read-only"}}}}},
+                    {"upstream", {{"openai_base_url", model.url() + "/v1"}}},
+                    {"definitions", {kDefinition}},
+                    {"budget", 3},
+                    {"wall_time_s", 120},
+                    {"service", service.url()},
+                    {"store", (dir.path() / "runs.db").string()},
+                    {"output_dir", (dir.path() / "agents").string()}};
+  AgentRunnerHooks hooks;
+  hooks.ptxbench = broken;
+  std::string log;
+  hooks.log = [&log](const std::string& line) { log += line + "\n"; };
+  AgentRunResult result = AgentRunner(agent_run_config_from_json(j), hooks).run();
+  ASSERT_EQ(result.attempts.size(), 1u);
+  const AgentAttempt& a = result.attempts[0];
+  SCOPED_TRACE("runner log:\n" + log + "\nstderr:\n" + read_file(a.dir / "stderr.log").substr(0, 4000));
+  EXPECT_FALSE(a.timed_out);
+  EXPECT_FALSE(a.exit.success()) << "Codex ends when its required MCP server cannot start";
+  EXPECT_LT(a.wall_s, 60);
+  EXPECT_EQ(model.turns_served(), 0) << "no model call without the evaluator";
+  EXPECT_EQ(a.turns, 0);
+  RunStore store((dir.path() / "runs.db").string(), RunStore::Open::existing);
+  EXPECT_EQ(store.trajectory(a.trajectory_id).status, TrajectoryStatus::running)
+      << "nothing ran: the trajectory is not a failure of the model, `--run` retries it";
+  EXPECT_EQ(store.run(result.run_id).status, RunStatus::running);
+  EXPECT_NE(log.find("stays open"), std::string::npos);
+}
+
 TEST(AgentCliAdapters, WriteConfigsThatPointAtTheProxyAndTheMcpServerAndNothingElse) {
   TempDir dir("ptxbench-agent-adapters");
   AgentLaunch l;
@@ -254,6 +321,14 @@ TEST(AgentCliAdapters, WriteConfigsThatPointAtTheProxyAndTheMcpServerAndNothingE
   EXPECT_NE(toml.find("args = [\"mcp\", \"--definition\", \"a \\\"quoted\\\" name\"]"), std::string::npos) << toml;
   EXPECT_NE(toml.find("env = { \"PTXBENCH_HOME\" = \"/data\" }"), std::string::npos) << toml;
   EXPECT_NE(toml.find("approval_policy = \"never\""), std::string::npos);
+  EXPECT_NE(toml.find("required = true"), std::string::npos) << "Codex must wait for its evaluator before the first call";
+  std::string tmpdir;
+  for (const auto& e : c.env_overrides)
+    if (e.rfind("TMPDIR=", 0) == 0) tmpdir = e.substr(7);
+  ASSERT_FALSE(tmpdir.empty()) << "Codex gets a temp folder of its own";
+  EXPECT_TRUE(fs::is_directory(tmpdir));
+  const std::string codex_home = (l.home / ".codex").string();
+  EXPECT_NE(codex_home.rfind(tmpdir, 0), 0u) << "CODEX_HOME inside the temp folder: Codex would make no helper binaries";
   EXPECT_EQ(c.argv.back(), "do it");
   EXPECT_EQ(c.cwd, l.workspace.string());
   EXPECT_TRUE(fs::is_empty(l.workspace)) << "nothing of the CLI's config lands in the workspace";

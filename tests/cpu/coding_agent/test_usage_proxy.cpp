@@ -319,7 +319,7 @@ TEST(UsageLedgerTurns, EachEvaluationTakesTheCallsSinceThePreviousOneAndWaitsFor
     SqliteDb other((dir.path() / "other.db").string());
     other.exec("CREATE TABLE t (x INTEGER)");
   }
-  EXPECT_THROW(UsageLedger((dir.path() / "other.db").string()), RunStoreError) << "another kind of database";
+  EXPECT_THROW(UsageLedger((dir.path() / "other.db").string()), StoreError) << "another kind of database";
   CallUsage u{100, 10, 2, 50, true};
   ledger.finish_call(ledger.begin_call(7, WireApi::responses, "m", true), 200, "m-served", u);
   ledger.finish_call(ledger.begin_call(7, WireApi::responses, "m", true), 200, "", u);

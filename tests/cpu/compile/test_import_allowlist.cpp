@@ -222,7 +222,7 @@ PTXB_EXPORT int ptxb_run(const ptxb_tensor* args, int32_t nargs, cudaStream_t st
 
 // libcu++ and cooperative groups on the device, bf16 conversions on the host: header-only, nothing
 // imported beyond the launch. (Thrust and CUB host code are a different matter: CCCL's host side
-// calls dlopen/dlsym, cudaSetDevice and getenv, banned as before: docs/imports.md.)
+// calls dlopen/dlsym and getenv, banned as before: docs/imports.md.)
 const char* kTypicalLibcudacxx = R"(#include "ptxbench_abi.h"
 #include <cooperative_groups.h>
 #include <cuda/barrier>

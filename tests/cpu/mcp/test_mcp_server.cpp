@@ -545,3 +545,42 @@ TEST_F(McpTest, ServeAnswersPingAndCancellationWhileAnEvaluationRuns) {
   EXPECT_EQ(t.status, TrajectoryStatus::finished);
   EXPECT_EQ(t.stop_reason, kEndedReason);
 }
+
+// A FlashInfer-Bench Solution in place of the .cu: the tools take the file it makes; one for
+// another definition, or a malformed one, is refused before a turn begins (no budget used).
+TEST_F(McpTest, ASolutionIsAcceptedInPlaceOfTheSource) {
+  auto s = session(config(2));
+  auto srv = ready_server(*s);
+  auto solution = [](const std::string& definition, const std::string& markers) {
+    return ordered_json{{"name", "demo"},
+                        {"definition", definition},
+                        {"spec", {{"language", "cuda"}, {"entry_point", "kernel.cu::run"}, {"binding", "tvm-ffi"}}},
+                        {"sources",
+                         {{{"path", "kernel.cu"},
+                           {"content", "#include <tvm/ffi/tvm_ffi.h>\n// " + markers +
+                                           "\nvoid run(tvm::ffi::TensorView A, tvm::ffi::TensorView B, "
+                                           "tvm::ffi::TensorView C) {}\nTVM_FFI_DLL_EXPORT_TYPED_FUNC(run, run);\n"}}}}}
+        .dump(1);
+  };
+  ordered_json other = call(*srv, "evaluate", {{"source", solution("mha_bwd_d128", "PTXB_FAKE_SPEEDUP=2")}});
+  EXPECT_EQ(other["result"]["isError"], true);
+  EXPECT_TRUE(contains(text_of(other), "'mha_bwd_d128', not 'gemm_n7168_k5120'")) << text_of(other);
+  ordered_json malformed = call(*srv, "evaluate", {{"source", "{\"name\": \"x\"}"}});
+  EXPECT_EQ(malformed["result"]["isError"], true);
+  EXPECT_TRUE(contains(text_of(malformed), "definition: missing required field")) << text_of(malformed);
+  EXPECT_EQ(s->used(), 0);
+
+  ordered_json passed = call(*srv, "evaluate", {{"source", solution(kDefinition, "PTXB_FAKE_SPEEDUP=1.25")}});
+  ASSERT_EQ(passed["result"]["isError"], false) << passed.dump();
+  EXPECT_EQ(passed["result"]["structuredContent"]["status"], "PASSED");
+  auto turns = m_store.turns(s->trajectory_id());
+  ASSERT_EQ(turns.size(), 1u);
+  ASSERT_TRUE(turns[0].candidate_source);
+  EXPECT_TRUE(contains(*turns[0].candidate_source, "FlashInfer-Bench solution \"demo\"")) << "the file the Solution made";
+
+  if (find_cuda_tool("nvcc").empty()) GTEST_SKIP() << "nvcc is not installed";
+  ordered_json built = call(*srv, "compile", {{"source", read_file(std::string(PTXBENCH_TEST_DATA) +
+                                                                   "/fixtures/tvm_ffi/gemm_wgmma_solution.json")}});
+  EXPECT_EQ(built["result"]["isError"], false) << built.dump();
+  EXPECT_EQ(built["result"]["structuredContent"]["status"], "ok") << text_of(built);
+}

@@ -189,7 +189,7 @@ TEST(McpCommand, RefusesAnUnknownDefinitionOrAnAbsentServiceBeforeServing) {
   EXPECT_NE(unknown.err.text.find("no_such_definition"), std::string::npos) << unknown.err.text;
   ProcessResult away = run({"--definition", kDefinition, "--service", "http://127.0.0.1:9"});
   EXPECT_EQ(away.status.exit_code, 3) << away.err.text;
-  EXPECT_NE(away.err.text.find("cannot be used"), std::string::npos) << away.err.text;
+  EXPECT_NE(away.err.text.find("cannot reach the evaluation service at http://127.0.0.1:9"), std::string::npos) << away.err.text;
   EXPECT_TRUE(away.out.text.empty()) << "stdout carries the protocol alone";
   EXPECT_FALSE(fs::exists(dir.path() / "runs.db")) << "no store is made for a session that never started";
   ProcessResult no_definition = run({"--service", "http://127.0.0.1:9"});

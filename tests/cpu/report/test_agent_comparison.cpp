@@ -385,7 +385,9 @@ TEST(AgentComparison, ThroughTheCommandLine) {
       {{exe, "report", runs.agent, "--against", runs.refinement, "--store", db, "--requests", "4"}, "allows only 3"},
       {{exe, "report", runs.agent, runs.refinement, "--against", runs.refinement, "--store", db}, "give one RUN"},
       {{exe, "report", runs.agent, "--against", runs.refinement, "--store", db, "--budgets", "1"}, "do not apply with --against"},
-      {{exe, "report", runs.agent, "--store", db, "--seed", "3"}, "go with --against"},
+      {{exe, "report", runs.agent, "--store", db, "--requests", "3"}, "goes with --against"},
+      {{exe, "report", runs.agent, "--against", runs.refinement, "--store", db, "--carry-forward"}, "do not apply with --against"},
+      {{exe, "report", runs.agent, "--against", runs.refinement, "--store", db, "--model", "m"}, "do not apply with --against"},
   };
   for (const auto& [argv, why] : refusals) {
     ProcessSpec bad;
@@ -394,4 +396,11 @@ TEST(AgentComparison, ThroughTheCommandLine) {
     EXPECT_EQ(b.status.exit_code, 2) << why << "\n" << b.err.text;
     EXPECT_NE(b.err.text.find(why), std::string::npos) << b.err.text;
   }
+  // "-": the JSON alone on stdout (no terminal tables around it).
+  ProcessSpec to_stdout;
+  to_stdout.argv = {exe, "report", runs.agent, "--against", runs.refinement, "--store", db, "--bootstrap", "50", "--json", "-"};
+  ProcessResult js = run_process(to_stdout, 120);
+  ASSERT_TRUE(js.status.success()) << js.err.text;
+  EXPECT_EQ(ordered_json::parse(js.out.text)["schema"], kAgentComparisonSchema);
+  EXPECT_FALSE(fs::exists("-")) << "no file named -";
 }

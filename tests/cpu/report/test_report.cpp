@@ -1,11 +1,15 @@
 // `ptxbench report` over run stores: one written through the RunStore API with hand-counted
-// numbers (groups, carry-forward, INFRA_ERROR, missing SASS data, token ratios, every output
-// format, escaping of model text), the strict target-instruction rule beside the paper's, the
+// numbers (groups, missing turns under the paper's rule and carried forward, INFRA_ERROR, missing
+// SASS data, token ratios, every output format, escaping of model text, filters, the tidy CSV and
+// its side file), the strict target-instruction rule beside the paper's, the
 // provenance marks (fake-backend verdicts refused unless allowed, then marked everywhere;
 // evaluation options off their defaults), and one made by a real agent run (fake model provider,
 // local service with fake GPUs) reported through the command line.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <mutex>
 #include <regex>
 #include <sstream>
@@ -34,13 +38,8 @@ const Group& find_group(const Report& r, const std::string& run, const std::stri
   throw std::runtime_error("no group " + run + " " + definition);
 }
 
-// A CSV row's provenance column with its leading comma (",fake_backend", ","): the field before the
-// last one (language).
-std::string provenance_of(const std::string& row) {
-  auto last = row.rfind(',');
-  auto before = row.rfind(',', last - 1);
-  return row.substr(before, last - before);
-}
+// A CSV row's provenance column with its leading comma (",fake_backend", ","): the last field.
+std::string provenance_of(const std::string& row) { return row.substr(row.rfind(',')); }
 
 std::size_t count(const std::string& text, const std::string& needle) {
   std::size_t n = 0;
@@ -67,17 +66,21 @@ TEST(ReportFromStore, HandCountedMetrics) {
   const auto& t8 = gemm.metrics.budgets[2];
   EXPECT_EQ(t1.slots, 2) << "the INFRA_ERROR first turn of #2 is excluded";
   EXPECT_DOUBLE_EQ(*t1.correctness_rate, 0.0);
-  // T=4: #0 X C C* C* (3, target 3); #1 E N C C (2, target 1: turn 3 has no SASS data); #2 I S K R (0 of 3).
+  // T=4, the paper's rule: #0 X C _ _ (1, target 1: stopped early, its missing turns are not
+  // correct); #1 E N C C (2, target 1: turn 3 has no SASS data); #2 I S K R (0 of 3).
   EXPECT_EQ(t4.slots, 11);
   EXPECT_EQ(t4.infra_slots, 1);
-  EXPECT_EQ(t4.carried_slots, 2);
-  EXPECT_DOUBLE_EQ(*t4.correctness_rate, 5.0 / 11.0);
-  EXPECT_DOUBLE_EQ(*t4.target_rate, 4.0 / 11.0);
+  EXPECT_EQ(t4.missing_slots, 2);
+  EXPECT_EQ(t4.carried_slots, 0);
+  EXPECT_DOUBLE_EQ(*t4.correctness_rate, 3.0 / 11.0);
+  EXPECT_DOUBLE_EQ(*t4.target_rate, 2.0 / 11.0);
+  EXPECT_EQ(t4.passed, 2);
+  EXPECT_EQ(t4.passed_target, 2);
   EXPECT_DOUBLE_EQ(*t4.max_best, 1.5);
   EXPECT_DOUBLE_EQ(*t4.median_best, 1.3);
   EXPECT_DOUBLE_EQ(*t4.median_best_target, 1.3);
   EXPECT_FALSE(t8.measured) << "num_turns 4";
-  EXPECT_EQ(budget_cell(gemm.metrics, budget_tables()[0]), "0.0 / 36.4 / n/a (0.0 / 45.5 / n/a)");
+  EXPECT_EQ(budget_cell(gemm.metrics, budget_tables()[0]), "0.0 / 18.2 / n/a (0.0 / 27.3 / n/a)");
   EXPECT_EQ(budget_cell(gemm.metrics, budget_tables()[1]), "- / 1.500 / n/a (- / 1.500 / n/a)");
   EXPECT_EQ(budget_cell(gemm.metrics, budget_tables()[2]), "- / 1.300 [n=2] / n/a (- / 1.300 [n=2] / n/a)")
       << "the median of #0's 1.5 and #1's 1.1 (#2 has no best), with its n";
@@ -92,7 +95,23 @@ TEST(ReportFromStore, HandCountedMetrics) {
 
   const Group& pooled = find_group(r, runs.agent, kPooledDefinition);
   EXPECT_EQ(pooled.metrics.counted, 4);
-  EXPECT_EQ(budget_cell(pooled.metrics, budget_tables()[0]), "33.3 / 53.3 / n/a (33.3 / 60.0 / n/a)");
+  // T=4 pooled: gemm 3 (target 2) of 11, attn's C _ _ _ 1 of 4: 4/15 and 3/15.
+  EXPECT_EQ(budget_cell(pooled.metrics, budget_tables()[0]), "33.3 / 20.0 / n/a (33.3 / 26.7 / n/a)");
+  ASSERT_EQ(gemm.intervals.size(), 3u) << "one per budget";
+  ASSERT_TRUE(gemm.intervals[1].rate_of(InstructionRule::paper));
+  EXPECT_LE(gemm.intervals[1].rate_of(InstructionRule::paper)->lower, 2.0 / 11.0);
+  EXPECT_GE(gemm.intervals[1].rate_of(InstructionRule::paper)->upper, 2.0 / 11.0);
+
+  // --carry-forward: #0's correct turn 2 fills its slots 3 and 4 (and attn's its 2 to 4).
+  ReportOptions carry;
+  carry.missing = MissingTurns::carry_forward;
+  Report c = build_report(store, {runs.agent, runs.refinement}, carry);
+  EXPECT_EQ(c.missing, MissingTurns::carry_forward);
+  const Group& cg = find_group(c, runs.agent, "gemm_n7168_k5120");
+  EXPECT_EQ(cg.metrics.budgets[1].carried_slots, 2);
+  EXPECT_EQ(budget_cell(cg.metrics, budget_tables()[0]), "0.0 / 36.4 / n/a (0.0 / 45.5 / n/a)");
+  EXPECT_EQ(budget_cell(find_group(c, runs.agent, kPooledDefinition).metrics, budget_tables()[0]), "33.3 / 53.3 / n/a (33.3 / 60.0 / n/a)");
+  EXPECT_EQ(budget_cell(cg.metrics, budget_tables()[1]), budget_cell(gemm.metrics, budget_tables()[1])) << "bests use the turns run";
 
   const Group& refine = find_group(r, runs.refinement, "gemm_n7168_k5120");
   EXPECT_EQ(refine.gpu, "NVIDIA H200") << "the extraction-only trajectory takes its run's GPU";
@@ -124,39 +143,84 @@ TEST(ReportFromStore, OutputsStateTheDefinitionsAndEscapeModelText) {
   SampleRuns runs = build_sample_runs(store);
   Report r = build_report(store, {runs.agent, runs.refinement}, {1, 4, 8});
 
+  // The default terminal report: the paper's Table 1 and Table 9, a row per group and rule, a
+  // column per T with the bootstrap interval, the rule for missing turns named in each title.
   std::string text = render_text(r);
-  EXPECT_NE(text.find("Table 1. Turn correctness rate (%), T = 1 / 4 / 8: target-instruction (unrestricted)"), std::string::npos) << text;
-  EXPECT_NE(text.find("0.0 / 36.4 / n/a (0.0 / 45.5 / n/a)"), std::string::npos) << text;
-  EXPECT_NE(text.find("Early stop: carry-forward"), std::string::npos);
-  EXPECT_NE(text.find("Sanitize timeout"), std::string::npos);
-  EXPECT_NE(text.find("Token ratio"), std::string::npos);
-  EXPECT_NE(text.find("2.667"), std::string::npos) << "gemm total-token ratio of medians 4800/1800";
-  EXPECT_NE(text.find("Reasoning tokens by turn"), std::string::npos);
+  EXPECT_NE(text.find("Table 1. Turn correctness rate (%) at T = 1 / 4 / 8; missing turns count as not correct (the paper's rule"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("Table 9. Best speedup (max over trajectories) (x) at T = 1 / 4 / 8; missing turns count as not correct"),
+            std::string::npos)
+      << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(R1 +model-a +gemm_n7168_k5120 +NVIDIA H200 +3 +target-instr\. +0\.0 \[0\.0, 0\.0\] +18\.2 \[[0-9.]+, [0-9.]+\] +n/a)")))
+      << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(\n +unrestricted +0\.0 \[0\.0, 0\.0\] +27\.3 \[[0-9.]+, [0-9.]+\] +n/a)"))) << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(target-instr\. +- +1\.500 \[[0-9.]+, 1\.500\] +n/a)"))) << text;
+  EXPECT_EQ(text.find("Table 2"), std::string::npos) << "the paper's numbers only";
+  EXPECT_FALSE(std::regex_search(text, std::regex(R"(\(all\) +NVIDIA)"))) << "per model x definition; the pooled rows are in --full";
+  EXPECT_EQ(text.find("Token ratio"), std::string::npos) << "in --full";
+  EXPECT_LT(std::count(text.begin(), text.end(), '\n'), 60) << text;
+
+  std::string full = render_text(r, TextDetail::full);
+  EXPECT_NE(full.find("Missing turns"), std::string::npos);
+  EXPECT_NE(full.find("Sanitize timeout"), std::string::npos);
+  EXPECT_NE(full.find("Token ratio"), std::string::npos);
+  EXPECT_NE(full.find("2.667"), std::string::npos) << "gemm total-token ratio of medians 4800/1800";
+  EXPECT_NE(full.find("Reasoning tokens by turn"), std::string::npos);
+  EXPECT_NE(full.find("pass@4"), std::string::npos);
+  EXPECT_TRUE(std::regex_search(full, std::regex(R"(model-a +\(all\) +NVIDIA H200 +4 +target-instr\. +33\.3 )"))) << full;
 
   ordered_json j = ordered_json::parse(report_json(r).dump());
   EXPECT_EQ(j["schema"], kReportSchema);
+  EXPECT_EQ(j["schema_version"], 4);
+  EXPECT_EQ(j["missing_turns"]["rule"], "not_correct");
+  EXPECT_EQ(j["bootstrap"]["resamples"], 1000);
   EXPECT_EQ(j["definitions"].size(), metric_definitions().size());
-  EXPECT_TRUE(j["definitions"].contains("carry_forward"));
+  EXPECT_TRUE(j["definitions"].contains("missing_turns"));
+  EXPECT_TRUE(j["definitions"].contains("pass_at_k"));
   EXPECT_EQ(j["groups"].size(), 4u);
   const auto& g0 = j["groups"][0];
   EXPECT_EQ(g0["definition"], "gemm_n7168_k5120");
-  EXPECT_NEAR(g0["budgets"][1]["turn_correctness_rate"].get<double>(), 5.0 / 11.0, 1e-12);
+  EXPECT_TRUE(g0["experiment"].is_null()) << "a measured run";
+  EXPECT_NEAR(g0["budgets"][1]["turn_correctness_rate"].get<double>(), 3.0 / 11.0, 1e-12);
+  EXPECT_EQ(g0["budgets"][1]["missing_turns"], "not_correct");
+  EXPECT_EQ(g0["budgets"][1]["missing_slots"], 2);
+  ASSERT_EQ(g0["budgets"][1]["turn_correctness_rate_interval"].size(), 2u);
+  EXPECT_LE(g0["budgets"][1]["turn_correctness_rate_interval"][0].get<double>(), 3.0 / 11.0);
+  EXPECT_EQ(g0["budgets"][1]["best_target_speedup"]["max_interval"][1], 1.5);
+  EXPECT_EQ(g0["budgets"][1]["fast_inst_p"]["lower"].size(), fast_p_grid().size());
+  EXPECT_NEAR(g0["budgets"][1]["pass_at_k"]["target_pass_at_k"]["at"]["1"].get<double>(), 2.0 / 3.0, 1e-12);
+  EXPECT_TRUE(g0["budgets"][1]["pass_at_k"]["pass_at_k"]["at"]["4"].is_null()) << "k = 4 above n = 3";
   EXPECT_EQ(g0["budgets"][2]["measured"], false);
   EXPECT_EQ(g0["budgets"][1]["per_trajectory"].size(), 3u);
   EXPECT_EQ(g0["turn_labels"]["total"]["Infra error (excluded)"], 1);
   EXPECT_EQ(j["trajectories"].size(), 6u);
   EXPECT_EQ(j["comparisons"].size(), 2u);
 
+  // The tidy CSV: no definition text on its rows; the definitions in the side file.
   std::string csv = report_csv(r);
-  EXPECT_EQ(csv.rfind("run,model,definition,tag,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition,provenance,language\n", 0),
+  EXPECT_EQ(csv.rfind("run,model,definition,experiment,tag,gpu,language,trajectories,metric,budget,p,k,label,to_label,other_run,value,"
+                      "lower,upper,missing_turns,provenance\n", 0),
             0u);
-  EXPECT_NE(csv.find(runs.agent + ",model-a,gemm_n7168_k5120,,NVIDIA H200,3,turn_correctness_rate,4,,,,,0.454545,"), std::string::npos);
-  const std::string gemm_key = runs.agent + ",model-a,gemm_n7168_k5120,,NVIDIA H200,3,";
-  EXPECT_NE(csv.find(gemm_key + "tokens_total_median_per_trajectory,,,,,,4800,"), std::string::npos);
-  EXPECT_NE(csv.find(gemm_key + "reasoning_tokens_by_turn_calls,,,turn 3,,,2,"), std::string::npos);
-  EXPECT_NE(csv.find(gemm_key + "fast_p,4,1.2,,,,0.333333,"), std::string::npos) << "bests 1.5, 1.1, none";
-  EXPECT_NE(csv.find(gemm_key + "fast_p,4,1.5,,,,0,"), std::string::npos) << "strict: 1.5 is not > 1.5";
-  EXPECT_NE(csv.find("transition_count,,,Infra error (excluded),Sanitize timeout,,1,"), std::string::npos);
+  const std::string gemm_key = runs.agent + ",model-a,gemm_n7168_k5120,,,NVIDIA H200,cuda,3,";
+  EXPECT_NE(csv.find(gemm_key + "turn_correctness_rate,4,,,,,,0.272727,"), std::string::npos) << csv;
+  EXPECT_TRUE(std::regex_search(csv, std::regex(gemm_key + R"(target_correctness_rate,4,,,,,,0\.181818,[0-9.]+,[0-9.]+,not_correct,\n)")));
+  EXPECT_NE(csv.find(gemm_key + "tokens_total_median_per_trajectory,,,,,,,4800,,,not_correct,"), std::string::npos);
+  EXPECT_NE(csv.find(gemm_key + "reasoning_tokens_by_turn_calls,,,,turn 3,,,2,"), std::string::npos);
+  EXPECT_NE(csv.find(gemm_key + "fast_p,4,1.2,,,,,0.333333,"), std::string::npos) << "bests 1.5, 1.1, none";
+  EXPECT_NE(csv.find(gemm_key + "fast_p,4,1.5,,,,,0,0,0,"), std::string::npos) << "strict: 1.5 is not > 1.5";
+  EXPECT_NE(csv.find(gemm_key + "target_pass_at_k,4,,1,,,,0.666667,"), std::string::npos);
+  EXPECT_NE(csv.find("transition_count,,,,Infra error (excluded),Sanitize timeout,,1,"), std::string::npos);
+  EXPECT_EQ(csv.find(definition_text("fast_p")), std::string::npos) << "no definition text repeated on the rows";
+  EXPECT_EQ(csv.find("Strictly"), std::string::npos);
+  std::string side = report_csv_metrics(r);
+  EXPECT_EQ(side.rfind("metric,definition,name,text\n", 0), 0u);
+  EXPECT_NE(side.find("\nfast_inst_p,fast_p,Fast_p and Fast^Inst_p,"), std::string::npos) << side;
+  EXPECT_NE(side.find("\ntarget_pass_at_k,pass_at_k,pass@k,"), std::string::npos) << side;
+  EXPECT_NE(side.find("\nmissing_turns,missing_turns,"), std::string::npos) << side;
+  EXPECT_EQ(count(side, "\nturn_correctness_rate,"), 1u) << "each metric once";
+  EXPECT_EQ(metrics_csv_path("out/report.csv"), "out/report.metrics.csv");
+  EXPECT_EQ(metrics_csv_path("out/report"), "out/report.metrics.csv");
   EXPECT_EQ(csv_field("a,\"b\""), "\"a,\"\"b\"\"\"");
 
   std::string html = render_html(r);
@@ -169,7 +233,10 @@ TEST(ReportFromStore, OutputsStateTheDefinitionsAndEscapeModelText) {
   for (const char* fetch : {"src=\"http", "href=\"http", "src=http", "url(http", "@import"})
     EXPECT_EQ(html.find(fetch), std::string::npos) << "nothing to fetch: " << fetch;
   EXPECT_NE(html.find("class=\"transition-heatmap\""), std::string::npos);
-  EXPECT_NE(html.find("Early stop: carry-forward"), std::string::npos);
+  EXPECT_NE(html.find("Missing turns"), std::string::npos);
+  EXPECT_NE(html.find("id=\"pass-at-k\""), std::string::npos);
+  EXPECT_LT(html.find("id=\"fastp-charts\""), html.find("id=\"table-turn_correctness\"")) << "figures first";
+  EXPECT_LT(html.find("id=\"table-turn_correctness\""), html.find("id=\"runs\""));
   EXPECT_EQ(html_escape("<a href='x'>&\"</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&quot;&lt;/a&gt;");
   EXPECT_EQ(json_for_script({{"k", "</script><!--&"}}), "{\"k\":\"\\u003c/script\\u003e\\u003c!--\\u0026\"}");
 }
@@ -222,18 +289,28 @@ TEST(ReportFromStore, StrictRuleBesideThePapersFromStoredVerdicts) {
   EXPECT_DOUBLE_EQ(*m.max_best_target, 1.6);
   EXPECT_DOUBLE_EQ(*m.max_best_strict, 1.5) << "the 1.6x turn fails the strict rule";
 
-  std::string text = render_text(r);
-  EXPECT_NE(text.find("100.0 (100.0)"), std::string::npos) << "the paper's cell as before: " << text;
-  EXPECT_NE(text.find("Strict rule (coverage)"), std::string::npos);
-  EXPECT_NE(text.find("33.3*"), std::string::npos) << text;
+  // The strict cell's interval: its random stream is named after the run (whose id holds the
+  // clock), so with three trajectories its upper bound is 66.7 or 100; every format shows the same.
+  ASSERT_FALSE(g.intervals.empty());
+  const auto& strict_iv = g.intervals[0].rate_of(InstructionRule::strict);
+  ASSERT_TRUE(strict_iv.has_value());
+  EXPECT_DOUBLE_EQ(strict_iv->lower, 0.0);
+  EXPECT_TRUE(std::abs(strict_iv->upper - 2.0 / 3.0) < 1e-9 || strict_iv->upper == 1.0) << strict_iv->upper;
+  const std::string strict_upper = fmt::format("{:.1f}", 100.0 * strict_iv->upper);
+  const std::string strict_upper_csv = strict_iv->upper == 1.0 ? "1" : "0.666667";
+
+  std::string text = render_text(r, TextDetail::full);
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(target-instr\. +100\.0 \[100\.0, 100\.0\]\n)"))) << "the paper's cell: " << text;
+  EXPECT_TRUE(std::regex_search(text, std::regex(R"(\n +strict +33\.3 \[0\.0, )" + strict_upper + R"(\]\*\n)"))) << text;
   EXPECT_NE(unwrap(text).find("strict rule unknown for 1 of 3 correct turns"), std::string::npos) << text;
+  EXPECT_FALSE(std::regex_search(render_text(r), std::regex(R"(\n +strict +)"))) << "the default shows the paper's rule and the unrestricted one";
 
   std::string csv = report_csv(r);
-  const std::string key = run + ",model-s," + gemm + ",,NVIDIA H200,3,";
-  EXPECT_NE(csv.find(key + "fast_inst_p,1,1,,,,1,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(key + "fast_inst_strict_p,1,1,,,,0.333333,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(key + "strict_correctness_rate,1,,,,,0.333333,"), std::string::npos);
-  EXPECT_NE(csv.find(key + "strict_unknown_turns,,,,,,1,"), std::string::npos);
+  const std::string key = run + ",model-s," + gemm + ",,,NVIDIA H200,cuda,3,";
+  EXPECT_NE(csv.find(key + "fast_inst_p,1,1,,,,,1,1,1,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(key + "fast_inst_strict_p,1,1,,,,,0.333333,0," + strict_upper_csv + ","), std::string::npos) << csv;
+  EXPECT_NE(csv.find(key + "strict_correctness_rate,1,,,,,,0.333333,0," + strict_upper_csv + ","), std::string::npos) << csv;
+  EXPECT_NE(csv.find(key + "strict_unknown_turns,,,,,,,1,"), std::string::npos);
 
   ordered_json j = ordered_json::parse(report_json(r).dump());
   const auto& b = j["groups"][0]["budgets"][0];
@@ -248,7 +325,7 @@ TEST(ReportFromStore, StrictRuleBesideThePapersFromStoredVerdicts) {
   EXPECT_DOUBLE_EQ(j["trajectories"][1]["turns"][0]["tensor_core_coverage"].get<double>(), 0.02);
 
   std::string html = render_html(r);
-  EXPECT_NE(html.find("strict: 33.3*"), std::string::npos);
+  EXPECT_NE(html.find("strict: 33.3 [0.0, " + strict_upper + "]*"), std::string::npos);
   EXPECT_NE(html.find("unknown"), std::string::npos);
 }
 
@@ -290,20 +367,28 @@ TEST(ReportFromStore, FakeBackendVerdictsAreRefusedUnlessAllowedThenMarkedEveryw
   EXPECT_EQ(find_group(r, faked, attn).provenance.fake_verdicts, 0);
   EXPECT_EQ(find_group(r, real, gemm).provenance.fake_verdicts, 0);
 
-  std::string text = render_text(r);
-  EXPECT_NE(text.find("FAKE BACKEND: 2 of 4 verdicts"), std::string::npos) << text;
-  // Every table's title line carries the tag.
-  std::size_t titles = 0;
-  std::istringstream lines(text);
-  for (std::string line; std::getline(lines, line);)
-    if (line.rfind("Table ", 0) == 0 || line.rfind("Runs", 0) == 0 || line.rfind("Turn labels", 0) == 0 ||
-        line.rfind("Tokens per trajectory", 0) == 0 || line.rfind("Token ratio", 0) == 0 || line.rfind("Error-state", 0) == 0 ||
-        line.rfind("Fast_p by language", 0) == 0) {
-      ++titles;
-      EXPECT_NE(line.find(kFakeTag), std::string::npos) << line;
+  // Every table's title line carries the tag: the default's Runs, Table 1 and Table 9; --full's
+  // Runs, Provenance, the budget tables, pass@k, languages, labels, transitions, tokens, reasoning
+  // and token ratios.
+  for (auto [detail, titles] : {std::pair{TextDetail::paper, std::size_t{3}}, std::pair{TextDetail::full, budget_tables().size() + 9}}) {
+    std::string text = render_text(r, detail);
+    EXPECT_NE(text.find("FAKE BACKEND: 2 of 4 verdicts"), std::string::npos) << text;
+    std::size_t tagged = 0;
+    std::istringstream lines(text);
+    for (std::string line; std::getline(lines, line);) {
+      if (line.find(kFakeTag) == std::string::npos) continue;
+      ++tagged;
+      EXPECT_NE(line[0], ' ') << "a title line: " << line;
     }
-  EXPECT_EQ(titles, budget_tables().size() + 6) << text;
-  EXPECT_NE(unwrap(text).find("fake backend (2 of 2 verdicts)"), std::string::npos) << "the provenance of the fake gemm group";
+    EXPECT_EQ(tagged, titles) << text;
+    for (const char* heading : {"Table 1.", "Table 9.", "Runs"}) {
+      auto at = text.find(std::string("\n") + heading);
+      ASSERT_NE(at, std::string::npos) << heading;
+      EXPECT_NE(text.substr(at, text.find('\n', at + 1) - at).find(kFakeTag), std::string::npos) << heading;
+    }
+  }
+  EXPECT_NE(unwrap(render_text(r, TextDetail::full)).find("fake backend (2 of 2 verdicts)"), std::string::npos)
+      << "the provenance of the fake gemm group";
 
   std::string csv = report_csv(r);
   std::size_t marked = 0;
@@ -314,8 +399,8 @@ TEST(ReportFromStore, FakeBackendVerdictsAreRefusedUnlessAllowedThenMarkedEveryw
     marked += fake_group;
   }
   EXPECT_GT(marked, 10u) << "every row of the fake gemm group";
-  EXPECT_NE(csv.find(faked + ",model-f," + gemm + ",,-,1,fake_backend_verdicts,,,,,,2,"), std::string::npos) << csv;
-  EXPECT_NE(csv.find(real + ",model-r," + gemm + ",,NVIDIA H200,1,turn_correctness_rate,1,,,,,1,"), std::string::npos);
+  EXPECT_NE(csv.find(faked + ",model-f," + gemm + ",,,-,cuda,1,fake_backend_verdicts,,,,,,,2,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find(real + ",model-r," + gemm + ",,,NVIDIA H200,cuda,1,turn_correctness_rate,1,,,,,,1,"), std::string::npos);
   for (const auto& row : csv_rows(csv, attn)) EXPECT_EQ(provenance_of(row), ",") << "no fake verdict in this group: " << row;
 
   ordered_json j = ordered_json::parse(report_json(r).dump());
@@ -326,8 +411,9 @@ TEST(ReportFromStore, FakeBackendVerdictsAreRefusedUnlessAllowedThenMarkedEveryw
 
   std::string html = render_html(r);
   EXPECT_NE(html.find("class=\"bad fake-banner\""), std::string::npos);
-  // Runs, provenance, metrics, languages, curves, labels, tokens, trajectories: each heading says so.
-  EXPECT_EQ(count(html, "<span class=\"bad fake-tag\">"), 8u);
+  // Curves, Table 1, Table 9, other metrics, languages, runs, provenance, labels, tokens,
+  // trajectories: each heading says so.
+  EXPECT_EQ(count(html, "<span class=\"bad fake-tag\">"), 10u);
 }
 
 TEST(ReportFromStore, RunsOfTheNotesAblationReadApart) {
@@ -413,15 +499,16 @@ TEST(ReportFromStore, EvaluationOptionsOffTheirDefaultsAreFlagged) {
   // A verdict with every option at its default adds nothing.
   EXPECT_TRUE(changed_options(Verdict::from_json(scripted_verdict({"PASSED", 1.0, true}, gemm))).empty());
 
-  std::string text = render_text(r);
+  std::string text = render_text(r, TextDetail::full);
   EXPECT_NE(unwrap(text).find("correctness_trials = " + std::to_string(defaults + 2) + " (default " + std::to_string(defaults) +
                       ") in 1 of 2 verdicts"),
             std::string::npos)
       << text;
   EXPECT_EQ(text.find("FAKE BACKEND"), std::string::npos);
+  EXPECT_NE(unwrap(render_text(r)).find("evaluation options off their defaults: see --full"), std::string::npos);
   std::string csv = report_csv(r);
   for (const auto& row : csv_rows(csv, gemm)) EXPECT_EQ(provenance_of(row), ",options_changed") << row;
-  EXPECT_NE(csv.find("evaluation_option_changed,,,sanitize = false,default true,,1,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("evaluation_option_changed,,,,sanitize = false,default true,,1,"), std::string::npos) << csv;
   ordered_json j = ordered_json::parse(report_json(r).dump());
   EXPECT_EQ(j["groups"][0]["provenance"]["changed_options"].size(), 4u);  // trials ×2, fresh inputs, sanitize
   EXPECT_NE(render_html(r).find("id=\"provenance-table\""), std::string::npos);
@@ -429,7 +516,8 @@ TEST(ReportFromStore, EvaluationOptionsOffTheirDefaultsAreFlagged) {
   // Nothing changed anywhere: the report says so in one line.
   std::string plain = store.create_run({{"policy", "model"}, {"num_turns", 1}}, "model-p", "plain");
   add_trajectory(store, plain, {gemm, "", "params", 0}, {{"PASSED", 1.5, true}}, finished());
-  EXPECT_NE(unwrap(render_text(build_report(store, {plain}, {1}))).find("with the evaluator's default options"), std::string::npos);
+  EXPECT_NE(unwrap(render_text(build_report(store, {plain}, {1}), TextDetail::full)).find("with the evaluator's default options"),
+            std::string::npos);
 }
 
 namespace {
@@ -509,28 +597,31 @@ TEST(ReportFromRun, RealAgentRunReportedThroughTheCommandLine) {
   spec.argv.push_back("--allow-fake");
   ProcessResult p = run_process(spec, 120);
   ASSERT_TRUE(p.status.success()) << p.out.text << p.err.text;
-  EXPECT_NE(p.out.text.find(std::string("Table 1. Turn correctness rate (%), T = 1 / 4 / 8: target-instruction (unrestricted) ") + kFakeTag),
+  EXPECT_NE(p.out.text.find(std::string("Table 1. Turn correctness rate (%) at T = 1 / 4 / 8; missing turns count as not correct "
+                                        "(the paper's rule: denominator = trajectories x T) ") + kFakeTag),
             std::string::npos)
       << p.out.text;
-  // Its PASSED verdicts hold no strict verdict: the strict values are lower bounds.
-  EXPECT_TRUE(std::regex_search(p.out.text, std::regex(R"(0\.0 / 62\.5 / n/a \(0\.0 / 62\.5 / n/a\) +0\.0 / 0\.0\* / n/a)")))
+  // #0: X C (stopped early: 2 missing turns, not correct), #1: E N C(0.8) C(1.1); the fake service
+  // affirms the target instructions on every timed PASSED verdict. T = 4: 3 of 8 slots.
+  EXPECT_TRUE(std::regex_search(p.out.text, std::regex(R"(target-instr\. +0\.0 \[0\.0, 0\.0\] +37\.5 \[[0-9.]+, [0-9.]+\] +n/a)")))
       << p.out.text;
-  // #0: X C (stopped early, carried), #1: E N C(0.8) C(1.1); the fake service affirms the target
-  // instructions on every timed PASSED verdict.
-  EXPECT_NE(p.out.text.find("0.0 / 62.5 / n/a (0.0 / 62.5 / n/a)"), std::string::npos) << p.out.text;
-  EXPECT_NE(p.out.text.find("- / 1.500 / n/a (- / 1.500 / n/a)"), std::string::npos) << p.out.text;
-  EXPECT_NE(p.out.text.find("- / 1.300 [n=2] / n/a (- / 1.300 [n=2] / n/a)"), std::string::npos) << "median of 1.5 and 1.1";
+  EXPECT_TRUE(std::regex_search(p.out.text, std::regex(R"(target-instr\. +- +1\.500 \[1\.100, 1\.500\] +n/a)"))) << p.out.text;
+  // Its PASSED verdicts hold no strict verdict: --full shows the strict values as unknown.
+  EXPECT_NE(read_file(csv).find("strict_correctness_rate,4,,,,,,,"), std::string::npos) << "unknown: no value";
   ordered_json j = ordered_json::parse(read_file(json));
   ASSERT_EQ(j["groups"].size(), 1u);
   EXPECT_EQ(j["groups"][0]["model"], "scripted-model");
-  EXPECT_EQ(j["groups"][0]["budgets"][1]["carried_slots"], 2);
-  EXPECT_DOUBLE_EQ(j["groups"][0]["budgets"][1]["turn_correctness_rate"].get<double>(), 0.625);
+  EXPECT_EQ(j["groups"][0]["budgets"][1]["missing_slots"], 2);
+  EXPECT_EQ(j["groups"][0]["budgets"][1]["carried_slots"], 0);
+  EXPECT_DOUBLE_EQ(j["groups"][0]["budgets"][1]["turn_correctness_rate"].get<double>(), 0.375);
+  EXPECT_TRUE(j["groups"][0]["budgets"][1]["strict_correctness_rate"].is_null());
+  EXPECT_TRUE(fs::exists(dir.path() / "out" / "report.metrics.csv")) << "the CSV's side file";
   EXPECT_EQ(j["groups"][0]["turn_labels"]["total"]["Extraction error"], 1);
   EXPECT_EQ(j["groups"][0]["tokens"]["total"]["prompt"], 6 * 1000);
   EXPECT_EQ(j["groups"][0]["provenance"]["fake_backend_verdicts"], 5) << "X C, N C C";
   EXPECT_EQ(j["groups"][0]["strict_unknown_turns"], 3);
-  EXPECT_NE(read_file(csv).find("fast_p,4,1,,,,1,"), std::string::npos) << "both trajectories beat 1.0 within 4 turns";
-  EXPECT_NE(read_file(csv).find("fast_inst_strict_p,4,1,,,,0,"), std::string::npos) << "no strict verdict: none counted";
+  EXPECT_NE(read_file(csv).find("fast_p,4,1,,,,,1,"), std::string::npos) << "both trajectories beat 1.0 within 4 turns";
+  EXPECT_NE(read_file(csv).find("fast_inst_strict_p,4,1,,,,,,"), std::string::npos) << "no strict verdict: unknown";
   std::string page = read_file(html);
   EXPECT_NE(page.find("PTXB_FAKE_SPEEDUP=1.1"), std::string::npos) << "the drill-down holds the candidates";
   EXPECT_NE(page.find("Let me think first."), std::string::npos) << "and the answer without code";
@@ -575,13 +666,110 @@ TEST(ReportFromStore, ByTagSplitsEachDefinitionByPromptTagAndPoolsEachTag) {
   EXPECT_DOUBLE_EQ(*contract.metrics.budgets[0].correctness_rate, 3.0 / 4.0);
   EXPECT_DOUBLE_EQ(*contract.metrics.budgets[0].median_best, (1.2 + 0.7) / 2);
 
-  std::string text = render_text(r);
+  std::string text = render_text(r, TextDetail::full);
   EXPECT_NE(text.find("Tag"), std::string::npos);
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(model-t +\(all\) +contract +NVIDIA H200 +2 )"))) << text;
   ordered_json j = ordered_json::parse(report_json(r).dump());
   EXPECT_EQ(j["group_by"], "tag");
   EXPECT_EQ(j["groups"][0]["tag"], "params");
-  EXPECT_NE(report_csv(r).find(run + ",model-t,(all),contract,NVIDIA H200,2,turn_correctness_rate,2,,,,,0.75,"), std::string::npos)
+  EXPECT_NE(report_csv(r).find(run + ",model-t,(all),,contract,NVIDIA H200,cuda,2,turn_correctness_rate,2,,,,,,0.75,"), std::string::npos)
       << report_csv(r);
   EXPECT_NE(render_html(r).find("<th>Tag</th>"), std::string::npos);
+}
+
+// --model / --definition / --tag keep some trajectories; a value that names nothing is refused,
+// naming what exists.
+TEST(ReportFromStore, FiltersKeepTheTrajectoriesTheyName) {
+  TempDir dir;
+  RunStore store((dir.path() / "runs.db").string());
+  SampleRuns runs = build_sample_runs(store);
+  ReportOptions o;
+  o.filters.definitions = {"gemm_n7168_k5120"};
+  Report r = build_report(store, {runs.agent, runs.refinement}, o);
+  ASSERT_EQ(r.groups.size(), 2u) << "gemm of each run; one definition left: no (all) row";
+  for (const auto& g : r.groups) EXPECT_EQ(g.definition, "gemm_n7168_k5120");
+  EXPECT_EQ(r.trajectories.size(), 5u) << "attn's trajectory is gone from the drill-down too";
+  EXPECT_NE(render_text(r).find("Filtered: --definition gemm_n7168_k5120"), std::string::npos);
+  EXPECT_EQ(ordered_json::parse(report_json(r).dump())["filters"]["definitions"][0], "gemm_n7168_k5120");
+
+  o.filters = {};
+  o.filters.models = {"model-a"};
+  Report m = build_report(store, {runs.agent, runs.refinement}, o);
+  for (const auto& g : m.groups) EXPECT_EQ(g.run_id, runs.agent);
+  EXPECT_EQ(m.runs[1].trajectories.size(), 0u) << "the other run is listed, with none kept";
+
+  o.filters = {};
+  o.filters.tags = {"params"};
+  EXPECT_EQ(build_report(store, {runs.agent}, o).trajectories.size(), 4u);
+
+  for (auto [field, value] : {std::pair{0, "no-such-model"}, std::pair{1, "gemm"}, std::pair{2, "contract"}}) {
+    ReportOptions bad;
+    (field == 0 ? bad.filters.models : field == 1 ? bad.filters.definitions : bad.filters.tags) = {value};
+    try {
+      build_report(store, {runs.agent}, bad);
+      ADD_FAILURE() << "a filter that matches nothing: " << value;
+    } catch (const InputError& e) {
+      std::string what = e.what();
+      EXPECT_NE(what.find(std::string("'") + value + "' matches no trajectory"), std::string::npos) << what;
+      EXPECT_NE(what.find(field == 0 ? "model-a" : field == 1 ? "gemm_n7168_k5120" : "params"), std::string::npos) << what;
+    }
+  }
+  ReportOptions bad_k;
+  bad_k.pass_k = {0};
+  EXPECT_THROW(build_report(store, {runs.agent}, bad_k), InputError);
+}
+
+// "-" is stdout for every output; output paths are checked before the work starts.
+TEST(ReportFromRun, OutputsToStdoutAndPathsCheckedFirst) {
+  TempDir dir;
+  const std::string db = (dir.path() / "runs.db").string();
+  SampleRuns runs;
+  {
+    RunStore store(db);
+    runs = build_sample_runs(store);
+  }
+  const std::string exe = (executable_dir() / "ptxbench").string();
+  auto run = [&](std::vector<std::string> args) {
+    ProcessSpec spec;
+    spec.argv = {exe, "report", runs.agent, "--store", db, "--bootstrap", "100"};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    return run_process(spec, 120);
+  };
+  ProcessResult json = run({"--json", "-"});
+  ASSERT_TRUE(json.status.success()) << json.err.text;
+  ordered_json j = ordered_json::parse(json.out.text);  // nothing but the JSON on stdout
+  EXPECT_EQ(j["schema"], kReportSchema);
+  EXPECT_EQ(j["bootstrap"]["resamples"], 100);
+  ProcessResult csv = run({"--csv", "-", "--carry-forward", "--definition", "gemm_n7168_k5120"});
+  ASSERT_TRUE(csv.status.success()) << csv.err.text;
+  EXPECT_EQ(csv.out.text.rfind("run,model,definition,experiment,", 0), 0u) << csv.out.text.substr(0, 200);
+  EXPECT_NE(csv.out.text.find(",carry_forward,"), std::string::npos);
+  EXPECT_EQ(csv.out.text.find("attn_"), std::string::npos) << "filtered";
+  ProcessResult html = run({"--html", "-"});
+  ASSERT_TRUE(html.status.success()) << html.err.text;
+  EXPECT_EQ(html.out.text.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_FALSE(fs::exists("-"));
+
+  // Refused before any work (exit 2): two outputs on stdout; a folder that is a file; the same file
+  // twice. The run id is wrong too: the output is what the error names, so it was checked first.
+  write_file_atomic(dir.path() / "plain.txt", "x");
+  const std::vector<std::pair<std::vector<std::string>, std::string>> refusals = {
+      {{"--json", "-", "--csv", "-"}, "only one of --csv, --json and --html can be -"},
+      {{"--json", (dir.path() / "plain.txt" / "r.json").string()}, "--json"},
+      {{"--json", (dir.path() / "same").string(), "--html", (dir.path() / "same").string()}, "same file"},
+      {{"--html", dir.path().string()}, "is a folder"},
+  };
+  for (const auto& [args, why] : refusals) {
+    ProcessSpec spec;
+    spec.argv = {exe, "report", "no-such-run", "--store", db};
+    spec.argv.insert(spec.argv.end(), args.begin(), args.end());
+    ProcessResult b = run_process(spec, 60);
+    EXPECT_EQ(b.status.exit_code, 2) << why << "\n" << b.err.text;
+    EXPECT_NE(b.err.text.find(why), std::string::npos) << b.err.text;
+    EXPECT_EQ(b.err.text.find("no run 'no-such-run'"), std::string::npos) << "checked after the outputs: " << b.err.text;
+  }
+  // --csv FILE writes the side file beside it.
+  ProcessResult files = run({"--csv", (dir.path() / "o" / "m.csv").string()});
+  ASSERT_TRUE(files.status.success()) << files.err.text;
+  EXPECT_NE(read_file(dir.path() / "o" / "m.metrics.csv").find("\nturn_correctness_rate,turn_correctness_rate,"), std::string::npos);
 }

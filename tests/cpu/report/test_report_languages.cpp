@@ -85,8 +85,8 @@ TEST(ReportLanguages, FastPPerLanguagePoolsEveryRunOfTheLanguage) {
   EXPECT_DOUBLE_EQ(fast_p(t.bests(InstructionRule::unrestricted), 1.0), 0.5);
   EXPECT_DOUBLE_EQ(fast_p(t.bests(InstructionRule::unrestricted), 0.0), 0.5);
 
-  // Terminal: the runs' languages, a Language column in the group tables, and the per-language table.
-  std::string text = render_text(r);
+  // Terminal (--full): the runs' languages, a Language column in the group tables, and the per-language table.
+  std::string text = render_text(r, TextDetail::full);
   EXPECT_NE(text.find("Fast_p by language"), std::string::npos) << text;
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(measured +triton +model-x)"))) << text;
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(cuda +model-x +gemm_n7168_k5120 +NVIDIA H200 +3 +66\.7 \(66\.7\) +100\.0 \(100\.0\))")))
@@ -97,7 +97,7 @@ TEST(ReportLanguages, FastPPerLanguagePoolsEveryRunOfTheLanguage) {
 
   // JSON: runs and groups carry the language; "languages" holds the pooled rows with Fast_p on the grid.
   ordered_json j = ordered_json::parse(report_json(r).dump());
-  EXPECT_EQ(j["schema_version"], 3);
+  EXPECT_EQ(j["schema_version"], 4);
   EXPECT_EQ(j["runs"][0]["language"], "cuda");
   EXPECT_EQ(j["runs"][2]["language"], "triton");
   ASSERT_EQ(j["languages"].size(), 2u);
@@ -108,16 +108,12 @@ TEST(ReportLanguages, FastPPerLanguagePoolsEveryRunOfTheLanguage) {
   EXPECT_DOUBLE_EQ(fast_at(j["languages"][1]["budgets"][0]["fast_p"], 1.0), 0.5);
   for (const auto& g : j["groups"]) EXPECT_TRUE(g["language"] == "cuda" || g["language"] == "triton");
 
-  // CSV: a language column last; the language rows have an empty run.
+  // CSV: a language column beside the GPU; the language rows have an empty run.
   std::string csv = report_csv(r);
-  EXPECT_EQ(csv.rfind("run,model,definition,tag,gpu,trajectories,metric,budget,p,label,to_label,other_run,value,metric_definition,"
-                      "provenance,language\n", 0),
-            0u);
-  auto at = csv.find("\n,model-x,gemm_n7168_k5120,,NVIDIA H200,2,fast_p,2,1,,,,0.5,");
-  ASSERT_NE(at, std::string::npos) << csv;
-  std::string line = csv.substr(at + 1, csv.find('\n', at + 1) - at - 1);
-  EXPECT_EQ(line.substr(line.size() - 7), ",triton") << line;
-  EXPECT_NE(csv.find("\n" + runs.triton + ",model-x,gemm_n7168_k5120,"), std::string::npos);
+  EXPECT_EQ(csv.rfind("run,model,definition,experiment,tag,gpu,language,trajectories,metric,", 0), 0u);
+  EXPECT_NE(csv.find("\n,model-x,gemm_n7168_k5120,,,NVIDIA H200,triton,2,fast_p,2,1,,,,,0.5,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n,model-x,gemm_n7168_k5120,,,NVIDIA H200,cuda,3,fast_inst_p,2,1,,,,,0.666667,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n" + runs.triton + ",model-x,gemm_n7168_k5120,,,NVIDIA H200,triton,"), std::string::npos);
 
   // HTML: the same table.
   std::string html = render_html(r);
@@ -134,7 +130,7 @@ TEST(ReportLanguages, OneLanguageKeepsTheGroupTablesAsTheyWere) {
   EXPECT_FALSE(r.several_languages());
   ASSERT_EQ(r.language_groups.size(), 1u);
   EXPECT_EQ(r.language_groups[0].language, "cuda");
-  std::string text = render_text(r);
+  std::string text = render_text(r, TextDetail::full);
   EXPECT_FALSE(std::regex_search(text, std::regex(R"(Run +Language +Model +Definition)"))) << text;
   EXPECT_TRUE(std::regex_search(text, std::regex(R"(Language +Model +Definition +GPU +Traj +Fast_1)"))) << text;
   EXPECT_EQ(run_language(ordered_json::object()), "cuda");

@@ -1,7 +1,8 @@
-// The report's metric functions against hand-computed fixtures (DESIGN §7): no correct turn,
-// early-stop carry-forward, INFRA_ERROR exclusion, missing SASS data, budgets above the turns run,
-// strict > at p equal to a speedup, the strict target-instruction rule beside the paper's (and
-// turns without a strict verdict), label mapping, transitions and tokens.
+// The report's metric functions against hand-computed fixtures (docs/design.md §7): no correct turn,
+// missing turns under the paper's rule (not correct) and under --carry-forward, INFRA_ERROR
+// exclusion, missing SASS data, budgets above the turns run, strict > at p equal to a speedup, the
+// strict target-instruction rule beside the paper's (turns without a strict verdict: a lower bound,
+// or n/a when none has one), pass@k, label mapping, transitions and tokens.
 #include <gtest/gtest.h>
 
 #include "report/metrics.h"
@@ -50,19 +51,52 @@ TEST(ReportMetrics, NoCorrectTurnGivesZeroRatesAndNoSpeedups) {
   EXPECT_DOUBLE_EQ(fast_p(m.best, 0.0), 0.0) << "counted in the denominator, never above p";
 }
 
-TEST(ReportMetrics, EarlyStopCarriesTheLastVerdictForward) {
+TEST(ReportMetrics, MissingTurnsAreNotCorrectByThePapersRule) {
   // A stops early at turn 2 (correct, target, 1.5x). B runs all 8 turns.
   std::vector<TrajectoryObs> ts = {
       trajectory({turn(1, X), turn(2, C, 1.5, true)}, 8),
       trajectory({turn(1, X), turn(2, N), turn(3, C, 0.9), turn(4, C, 1.1, true), turn(5, R), turn(6, N), turn(7, C, 1.3), turn(8, X)}, 8),
   };
-  BudgetMetrics t1 = budget_metrics(ts, 1), t4 = budget_metrics(ts, 4), t8 = budget_metrics(ts, 8);
+  BudgetMetrics t4 = budget_metrics(ts, 4), t8 = budget_metrics(ts, 8);
+  EXPECT_EQ(t4.missing_rule, MissingTurns::not_correct) << "the default";
+  // T=4: A = X C _ _ (1 correct, 1 target), B = X N C C (2, 1): 3/8 and 2/8, the denominator trajectories x T.
+  EXPECT_EQ(t4.slots, 8);
+  EXPECT_EQ(t4.missing_slots, 2);
+  EXPECT_EQ(t4.carried_slots, 0);
+  EXPECT_DOUBLE_EQ(*t4.correctness_rate, 3.0 / 8.0);
+  EXPECT_DOUBLE_EQ(*t4.target_rate, 2.0 / 8.0);
+  // T=8: A 1 (6 missing), B 3 correct, 1 target: 4/16 and 2/16.
+  EXPECT_EQ(t8.slots, 16);
+  EXPECT_EQ(t8.missing_slots, 6);
+  EXPECT_DOUBLE_EQ(*t8.correctness_rate, 4.0 / 16.0);
+  EXPECT_DOUBLE_EQ(*t8.target_rate, 2.0 / 16.0);
+  // Bests use the turns run, under either rule.
+  EXPECT_DOUBLE_EQ(*t8.max_best, 1.5);
+  EXPECT_DOUBLE_EQ(*t8.median_best, (1.5 + 1.3) / 2);
+  EXPECT_EQ(t8.best, budget_metrics(ts, 8, MissingTurns::carry_forward).best);
+  // The per-trajectory slots a resample adds up (intervals.h).
+  ASSERT_EQ(t8.per_trajectory.size(), 2u);
+  EXPECT_EQ(t8.per_trajectory[0].slots, 8);
+  EXPECT_EQ(t8.per_trajectory[0].correct, 1);
+  EXPECT_EQ(t8.per_trajectory[1].correct, 3);
+  EXPECT_EQ(t8.per_trajectory[1].target, 1);
+}
+
+TEST(ReportMetrics, CarryForwardFillsMissingTurnsWithTheLastVerdict) {
+  // A stops early at turn 2 (correct, target, 1.5x). B runs all 8 turns.
+  std::vector<TrajectoryObs> ts = {
+      trajectory({turn(1, X), turn(2, C, 1.5, true)}, 8),
+      trajectory({turn(1, X), turn(2, N), turn(3, C, 0.9), turn(4, C, 1.1, true), turn(5, R), turn(6, N), turn(7, C, 1.3), turn(8, X)}, 8),
+  };
+  const auto carry = MissingTurns::carry_forward;
+  BudgetMetrics t1 = budget_metrics(ts, 1, carry), t4 = budget_metrics(ts, 4, carry), t8 = budget_metrics(ts, 8, carry);
   EXPECT_EQ(t1.slots, 2);
   EXPECT_DOUBLE_EQ(*t1.correctness_rate, 0.0);
   EXPECT_EQ(t1.with_best, 0);
   // T=4: A = X C C* C* (3 correct, 3 target), B = X N C C (2 correct, 1 target): 5/8 and 4/8.
   EXPECT_EQ(t4.slots, 8);
   EXPECT_EQ(t4.carried_slots, 2);
+  EXPECT_EQ(t4.missing_slots, 2);
   EXPECT_DOUBLE_EQ(*t4.correctness_rate, 5.0 / 8.0);
   EXPECT_DOUBLE_EQ(*t4.target_rate, 4.0 / 8.0);
   EXPECT_DOUBLE_EQ(*t4.max_best, 1.5);
@@ -147,13 +181,15 @@ TEST(ReportMetrics, MissingSassDataIsNotTargetInstructionCorrect) {
 
 TEST(ReportMetrics, StrictRuleQualifiesFewerTurnsAndUnknownIsNotStrict) {
   // A: the paper's rule holds on both turns, the strict one only on turn 2 (the slower one).
-  // B: paper rule, no strict verdict stored (an old verdict). C: never correct.
+  // B: paper rule, no strict verdict stored (an old verdict); its second slot carried forward.
+  // C: never correct.
   std::vector<TrajectoryObs> ts = {
       trajectory({turn(1, C, 1.5, true, false), turn(2, C, 1.3, true, true)}, 2),
       trajectory({turn(1, C, 2.0, true)}, 2),
       trajectory({turn(1, X), turn(2, N)}, 2),
   };
-  BudgetMetrics m = budget_metrics(ts, 2);
+  const auto carry = MissingTurns::carry_forward;
+  BudgetMetrics m = budget_metrics(ts, 2, carry);
   EXPECT_EQ(m.slots, 6);
   EXPECT_EQ(m.target_slots, 4) << "B's carried slot counts under the paper's rule";
   EXPECT_EQ(m.strict_slots, 1);
@@ -174,7 +210,7 @@ TEST(ReportMetrics, StrictRuleQualifiesFewerTurnsAndUnknownIsNotStrict) {
   EXPECT_DOUBLE_EQ(fast_p(m.bests(InstructionRule::strict), 1.4), 0.0);
   EXPECT_DOUBLE_EQ(fast_p(m.bests(InstructionRule::strict), 1.2), 1.0 / 3.0);
 
-  GroupMetrics g = group_metrics(ts, {1, 2});
+  GroupMetrics g = group_metrics(ts, {1, 2}, carry);
   EXPECT_EQ(g.correct_turns, 3);
   EXPECT_EQ(g.strict_unknown_turns, 1);
   // Turn correctness: paper 2/3 at T=1 and 4/6 at T=2; strict 0/3 and 1/6, lower bounds (*).
@@ -187,6 +223,17 @@ TEST(ReportMetrics, StrictRuleQualifiesFewerTurnsAndUnknownIsNotStrict) {
   GroupMetrics known = group_metrics({trajectory({turn(1, C, 1.5, true, true)}, 1)}, {1});
   EXPECT_EQ(budget_values(known, budget_tables()[0], InstructionRule::strict), "100.0");
   EXPECT_EQ(known.strict_unknown_turns, 0);
+  // No correct turn has a strict verdict (an imported run): the strict values are unknown, n/a,
+  // not 0.0*; the paper's stay. No correct turn at all: 0.0, known.
+  GroupMetrics none_known = group_metrics({trajectory({turn(1, C, 1.5, true)}, 1), trajectory({turn(1, X)}, 1)}, {1});
+  EXPECT_TRUE(none_known.budgets[0].strict_unknown_only());
+  EXPECT_EQ(budget_values(none_known, budget_tables()[0], InstructionRule::strict), "n/a");
+  EXPECT_EQ(budget_values(none_known, budget_tables()[1], InstructionRule::strict), "n/a");
+  EXPECT_EQ(budget_values(none_known, budget_tables()[0], InstructionRule::paper), "50.0");
+  EXPECT_EQ(pass_values(none_known, 1, InstructionRule::strict), "n/a");
+  GroupMetrics nothing = group_metrics({trajectory({turn(1, X)}, 1)}, {1});
+  EXPECT_FALSE(nothing.budgets[0].strict_unknown_only());
+  EXPECT_EQ(budget_values(nothing, budget_tables()[0], InstructionRule::strict), "0.0");
   // A strict flag on an incorrect turn is ignored, as the paper's is.
   TurnObs odd{1, N, false, true, 2.0, true};
   EXPECT_FALSE(odd.qualifies(InstructionRule::strict));
@@ -202,21 +249,70 @@ TEST(ReportMetrics, BudgetAboveTheTurnsRunIsNotMeasured) {
   EXPECT_TRUE(m.best.empty());
   GroupMetrics g = group_metrics(ts, {1, 2, 4});
   EXPECT_EQ(budget_cell(g, budget_tables()[0]), "0.0 / 0.0 / n/a (0.0 / 50.0 / n/a)") << "target first, unrestricted in parentheses";
-  // Stopped early well inside its budget: T=8 is measured, by carry-forward.
+  // Stopped early well inside its budget: T=8 is measured; its 7 missing turns are not correct
+  // (the paper's rule), or carry the correct verdict forward.
   std::vector<TrajectoryObs> early = {trajectory({turn(1, C, 1.5, true)}, 8)};
   BudgetMetrics e8 = budget_metrics(early, 8);
   EXPECT_TRUE(e8.measured);
-  EXPECT_DOUBLE_EQ(*e8.correctness_rate, 1.0);
-  EXPECT_EQ(e8.carried_slots, 7);
+  EXPECT_DOUBLE_EQ(*e8.correctness_rate, 1.0 / 8.0);
+  EXPECT_EQ(e8.missing_slots, 7);
+  EXPECT_EQ(e8.carried_slots, 0);
+  BudgetMetrics c8 = budget_metrics(early, 8, MissingTurns::carry_forward);
+  EXPECT_DOUBLE_EQ(*c8.correctness_rate, 1.0);
+  EXPECT_EQ(c8.carried_slots, 7);
 }
 
-TEST(ReportMetrics, IncompleteTrajectoryCarriesForwardToo) {
-  std::vector<TrajectoryObs> ts = {trajectory({turn(1, X), turn(2, N)}, 4, true)};
+TEST(ReportMetrics, IncompleteTrajectoryHasMissingTurnsToo) {
+  // Failed after 2 of 4 turns, the last one correct: 1 of 4 slots by the paper's rule, 3 carried.
+  std::vector<TrajectoryObs> ts = {trajectory({turn(1, X), turn(2, C, 0.5, true)}, 4, true)};
   BudgetMetrics m = budget_metrics(ts, 4);
   EXPECT_EQ(m.slots, 4);
-  EXPECT_EQ(m.carried_slots, 2);
-  EXPECT_DOUBLE_EQ(*m.correctness_rate, 0.0);
-  EXPECT_EQ(group_metrics(ts, {4}).incomplete, 1);
+  EXPECT_EQ(m.missing_slots, 2);
+  EXPECT_DOUBLE_EQ(*m.correctness_rate, 0.25);
+  BudgetMetrics c = budget_metrics(ts, 4, MissingTurns::carry_forward);
+  EXPECT_EQ(c.carried_slots, 2);
+  EXPECT_DOUBLE_EQ(*c.correctness_rate, 0.75);
+  // A missing slot after INFRA_ERROR: excluded when carried, not correct by the paper's rule.
+  std::vector<TrajectoryObs> infra = {trajectory({turn(1, X), turn(2, I)}, 4, true)};
+  EXPECT_EQ(budget_metrics(infra, 4).slots, 3);
+  EXPECT_EQ(budget_metrics(infra, 4, MissingTurns::carry_forward).slots, 1);
+  GroupMetrics g = group_metrics(ts, {4});
+  EXPECT_EQ(g.incomplete, 1);
+  EXPECT_EQ(g.short_trajectories, 1);
+  EXPECT_EQ(to_string(MissingTurns::not_correct), "not_correct");
+  EXPECT_NE(describe(MissingTurns::not_correct).find("the paper's rule"), std::string::npos);
+  EXPECT_NE(describe(MissingTurns::carry_forward).find("--carry-forward"), std::string::npos);
+}
+
+TEST(ReportMetrics, PassAtKIsTheUnbiasedEstimator) {
+  // 1 - C(n-c, k) / C(n, k), by hand.
+  EXPECT_DOUBLE_EQ(*pass_at_k(5, 2, 1), 2.0 / 5.0);
+  EXPECT_NEAR(*pass_at_k(5, 2, 2), 1.0 - 3.0 / 10.0, 1e-12);          // C(3,2) = 3, C(5,2) = 10
+  EXPECT_NEAR(*pass_at_k(12, 3, 4), 1.0 - 126.0 / 495.0, 1e-12);      // C(9,4) = 126, C(12,4) = 495
+  EXPECT_DOUBLE_EQ(*pass_at_k(5, 2, 4), 1.0) << "n - c < k: any 4 of 5 hold a pass";
+  EXPECT_DOUBLE_EQ(*pass_at_k(5, 0, 3), 0.0);
+  EXPECT_DOUBLE_EQ(*pass_at_k(5, 5, 5), 1.0);
+  EXPECT_FALSE(pass_at_k(5, 2, 6)) << "k above n is not estimated";
+  EXPECT_FALSE(pass_at_k(5, 2, 0));
+  EXPECT_FALSE(pass_at_k(0, 0, 1));
+  // From trajectories: passes are over the turns run; a PASSED turn without a speedup passes.
+  std::vector<TrajectoryObs> ts = {
+      trajectory({turn(1, X), turn(2, C, 1.2, true)}, 2),
+      trajectory({turn(1, C), turn(2, N)}, 2),  // correct, untimed, not target
+      trajectory({turn(1, X), turn(2, X)}, 2),
+      trajectory({turn(1, I), turn(2, C, 0.7, false, true)}, 2),
+  };
+  BudgetMetrics t1 = budget_metrics(ts, 1), t2 = budget_metrics(ts, 2);
+  EXPECT_EQ(t1.passed, 1);
+  EXPECT_EQ(t2.passed, 3);
+  EXPECT_EQ(t2.passed_target, 1);
+  EXPECT_EQ(t2.passed_strict, 1);
+  EXPECT_DOUBLE_EQ(*t2.pass_at(1, InstructionRule::unrestricted), 3.0 / 4.0);
+  EXPECT_NEAR(*t2.pass_at(2, InstructionRule::paper), 1.0 - 3.0 / 6.0, 1e-12);  // C(3,2) / C(4,2)
+  EXPECT_FALSE(t2.pass_at(5, InstructionRule::paper));
+  GroupMetrics g = group_metrics(ts, {1, 2});
+  EXPECT_EQ(pass_values(g, 1, InstructionRule::unrestricted), "25.0 / 75.0");
+  EXPECT_EQ(pass_values(g, 5, InstructionRule::unrestricted), "n/a / n/a");
 }
 
 TEST(ReportMetrics, StatusesMapToThePaperLabels) {
@@ -291,8 +387,9 @@ TEST(ReportMetrics, ReasoningByTurnCountsOnlyStoredCalls) {
 TEST(ReportMetrics, EveryRuleIsStated) {
   std::string all;
   for (const auto& d : metric_definitions()) all += d.text + "\n";
-  for (const char* needle : {"carries its last judged turn's verdict forward", "strictly greater than p", "INFRA_ERROR",
+  for (const char* needle : {"count as NOT correct", "--carry-forward", "the paper's rule", "strictly greater than p", "INFRA_ERROR",
                              "Missing SASS data", "not measured", "ALL counted trajectories", "median", "strict_correct",
-                             "strict unknown", "--allow-fake", "defaults"})
+                             "strict unknown", "n/a", "--allow-fake", "defaults", "1 - C(n-c, k) / C(n, k)", "percentile bootstrap",
+                             "split by experiment"})
     EXPECT_NE(all.find(needle), std::string::npos) << needle;
 }

@@ -236,16 +236,54 @@ TEST(NcuReport, OpcodeModifierCountsPerKernelAndTheirRefusal) {
   EXPECT_EQ(r.warp_per_kernel.at("_Z4predPfi").at("FFMA"), 4);
   EXPECT_EQ(r.thread_true.count("HGMMA.64x256x16.F32.BF16"), 0u) << "modifier counts stay out of the mechanism counts";
 
-  auto with = ncu_command("ncu", "/s/ncu.csv", true, {"runner", "once"});
-  auto without = ncu_command("ncu", "/s/ncu.csv", false, {"runner", "once"});
+  auto with = ncu_command("ncu", "/s/ncu.csv", {}, true, {"runner", "once"});
+  auto without = ncu_command("ncu", "/s/ncu.csv", {kNcuWarpModifierMetric}, true, {"runner", "once"});
+  auto unbound = ncu_command("ncu", "/s/ncu.csv", {}, false, {"runner", "once"});
   auto metrics = [](const std::vector<std::string>& argv) {
     return *std::next(std::find(argv.begin(), argv.end(), "--metrics"));
   };
   EXPECT_NE(metrics(with).find(kNcuWarpModifierMetric), std::string::npos);
   EXPECT_EQ(metrics(without).find(kNcuWarpModifierMetric), std::string::npos);
   EXPECT_NE(metrics(without).find(kNcuThreadTrueMetric), std::string::npos);
+  EXPECT_NE(metrics(without).find(kNcuGmmaPipeMetric), std::string::npos) << "refusing one optional metric keeps the others";
+  EXPECT_NE(metrics(without).find(kNcuDurationMetric), std::string::npos);
+  EXPECT_EQ(metrics(unbound).find(kNcuDurationMetric), std::string::npos) << "--no-profile-binding: the metrics of before";
+  EXPECT_EQ(metrics(unbound).find(kNcuGmmaPipeMetric), std::string::npos);
+  EXPECT_NE(metrics(unbound).find(kNcuWarpModifierMetric), std::string::npos);
   EXPECT_EQ(with.back(), "once");
   EXPECT_TRUE(ncu_rejected_metric("==PROF== Connected\n==ERROR== Failed to find metric " + std::string(kNcuWarpModifierMetric) + "\n",
                                   kNcuWarpModifierMetric));
   EXPECT_FALSE(ncu_rejected_metric("==ERROR== UnknownError\n==PROF== " + std::string(kNcuWarpModifierMetric), kNcuWarpModifierMetric));
+}
+
+// What the profile binding reads: each candidate launch's duration (summed; units converted) and
+// the hardware counters of the tensor pipe and the TMA unit, over the candidate's kernels only.
+TEST(NcuReport, DurationsAndHardwareCountsOfTheCandidatesLaunches) {
+  std::string csv = read_file(fs::path(PTXBENCH_TEST_DATA) / "data/ncu_probe_pred.csv");
+  auto row = [](const std::string& id, const std::string& kernel, const std::string& metric, const std::string& unit,
+                const std::string& value) {
+    return "\"" + id + "\",\"785\",\"probe\",\"127.0.0.1\",\"" + kernel +
+           "\",\"1\",\"7\",\"(128, 1, 1)\",\"(1, 1, 1)\",\"0\",\"9.0\",\"Command line profiler metrics\",\"" + metric +
+           "\",\"" + unit + "\",\"" + value + "\"\n";
+  };
+  csv += row("0", "_Z4predPfi", kNcuDurationMetric, "nsecond", "1,500");
+  csv += row("1", "_Z4predPfi", kNcuDurationMetric, "usecond", "2.5");
+  csv += row("1", "_Z4predPfi", kNcuGmmaPipeMetric, "inst", "4,096");
+  csv += row("1", "_Z4predPfi", kNcuTmaPipeMetric, "inst", "80");
+  csv += row("2", "ptxb_internal_fill", kNcuDurationMetric, "nsecond", "999,999");  // ours: not the candidate's
+  csv += row("2", "ptxb_internal_fill", kNcuGmmaPipeMetric, "inst", "77");
+  RuntimeSass r = parse_ncu_csv(csv, {"_Z4predPfi"}, "ptxb_internal_");
+  EXPECT_TRUE(r.durations_measured);
+  EXPECT_DOUBLE_EQ(r.duration_ns, 1500.0 + 2500.0);
+  EXPECT_DOUBLE_EQ(r.duration_ns_per_kernel.at("_Z4predPfi"), 4000.0);
+  ASSERT_TRUE(r.hw_gmma_warp_inst.has_value());
+  EXPECT_DOUBLE_EQ(*r.hw_gmma_warp_inst, 4096.0);
+  ASSERT_TRUE(r.hw_tma_inst.has_value());
+  EXPECT_DOUBLE_EQ(*r.hw_tma_inst, 80.0);
+  EXPECT_EQ(r.warp_per_kernel.at("_Z4predPfi").at("FFMA"), 4) << "the per-opcode counts are read as before";
+
+  RuntimeSass none = parse_ncu_csv(read_file(fs::path(PTXBENCH_TEST_DATA) / "data/ncu_probe_pred.csv"), {"_Z4predPfi"},
+                                   "ptxb_internal_");
+  EXPECT_FALSE(none.durations_measured);
+  EXPECT_FALSE(none.hw_gmma_warp_inst.has_value()) << "not collected is not zero";
 }

@@ -62,6 +62,80 @@ TEST(CandidateSuite, MalformedSuitesNameTheCaseAndField) {
   EXPECT_NE(load_error(R"({"definition": "d", "cases": []})").find("non-empty"), std::string::npos);
 }
 
+// A case may edit a kernel of a folder beside the suite's (no fixture is copied between folders),
+// but nothing above the suite's parent folder; absolute paths are refused.
+TEST(CandidateSuite, ABaseMayLieInASiblingFolderButNotAboveTheParent) {
+  TempDir root;
+  const fs::path tree = root.path() / "fixtures";
+  fs::create_directories(tree / "gemm");
+  fs::create_directories(tree / "tvm_ffi");
+  write_file_atomic(tree / "gemm" / "base.cu", "int a = 1;\n");
+  write_file_atomic(root.path() / "outside.cu", "int a = 1;\n");
+  auto load = [&](const std::string& field, const std::string& file) {
+    ordered_json c = {{"name", "v"}, {field, file}, {"expect", {{"status", "PASSED"}}}};
+    if (field == "base") c["edits"] = ordered_json::array({{{"find", "a = 1"}, {"replace", "a = 2"}}});
+    ordered_json suite = {{"definition", "d"}, {"cases", ordered_json::array({c})}};
+    write_file_atomic(tree / "tvm_ffi" / "suite.json", suite.dump());
+    return load_suite(tree / "tvm_ffi" / "suite.json");
+  };
+  CandidateSuite s = load("base", "../gemm/base.cu");
+  EXPECT_EQ(s.cases[0].origin, "../gemm/base.cu + 1 edit");
+  EXPECT_NE(s.cases[0].source.find("int a = 2;"), std::string::npos) << s.cases[0].source;
+  EXPECT_EQ(load("file", "../gemm/base.cu").cases[0].source, "int a = 1;\n");
+  // A path through the folder itself is judged by where it ends.
+  EXPECT_EQ(load("file", "../tvm_ffi/../gemm/base.cu").cases[0].source, "int a = 1;\n");
+  for (const char* field : {"base", "file"})
+    for (const std::string& far : {std::string("../../outside.cu"), std::string("../gemm/../../outside.cu"),
+                                   (root.path() / "outside.cu").string(), (tree / "gemm" / "base.cu").string()}) {
+      SCOPED_TRACE(std::string(field) + " " + far);
+      try {
+        (void)load(field, far);
+        ADD_FAILURE() << "accepted";
+      } catch (const InputError& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find(std::string("cases[0].") + field + ":"), std::string::npos) << what;
+        EXPECT_TRUE(what.find("outside") != std::string::npos || what.find("relative") != std::string::npos) << what;
+      }
+    }
+}
+
+// "base_case": a variant of an edited kernel states only its own edit, applied to the earlier case's
+// candidate (without that case's origin line); the language follows the base case.
+TEST(CandidateSuite, ACaseMayEditAnEarlierCase) {
+  TempDir dir;
+  write_file_atomic(dir.path() / "k.py", "x = 1\ny = 2\n");
+  write_file_atomic(dir.path() / "suite.json", R"({"definition": "d", "cases": [
+      {"name": "first", "base": "k.py", "edits": [{"find": "x = 1", "replace": "x = 3"}], "expect": {"status": "PASSED"}},
+      {"name": "second", "base_case": "first", "description": "y off", "edits": [{"find": "y = 2", "replace": "y = 4"}],
+       "expect": {"status": "INCORRECT_NUMERICAL"}}]})");
+  CandidateSuite s = load_suite(dir.path() / "suite.json");
+  const SuiteCase& second = s.case_named("second");
+  EXPECT_EQ(second.origin, "case first + 1 edit");
+  EXPECT_EQ(second.language, CandidateLanguage::triton);
+  EXPECT_EQ(second.source, "# ptxbench suite case second (case first + 1 edit): y off\nx = 3\ny = 4\n");
+  EXPECT_THROW((void)s.case_named("third"), InputError);
+
+  // Only an earlier case; the edits must match in it; never together with a file or a base.
+  auto error = [&](const std::string& cases) {
+    write_file_atomic(dir.path() / "suite.json", R"({"definition": "d", "cases": [)" + cases + "]}");
+    try {
+      (void)load_suite(dir.path() / "suite.json");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  const std::string first = R"({"name": "first", "file": "k.py", "expect": {"status": "PASSED"}})";
+  EXPECT_NE(error(R"({"name": "second", "base_case": "first", "edits": [{"find": "y", "replace": "z"}], "expect": {"status": "PASSED"}}, )" + first)
+                .find("cases[0].base_case: no earlier case named 'first'"), std::string::npos);
+  EXPECT_NE(error(first + R"(, {"name": "second", "base_case": "first", "edits": [{"find": "z", "replace": "w"}], "expect": {"status": "PASSED"}})")
+                .find("cases[1].edits[0].find: matches 0 times in case first"), std::string::npos);
+  EXPECT_NE(error(first + R"(, {"name": "second", "base_case": "first", "base": "k.py", "edits": [{"find": "y", "replace": "z"}], "expect": {"status": "PASSED"}})")
+                .find("exactly one of"), std::string::npos);
+  EXPECT_NE(error(first + R"(, {"name": "second", "base_case": "first", "expect": {"status": "PASSED"}})").find("cases[1].edits: missing"),
+            std::string::npos);
+}
+
 TEST(CandidateSuite, ExpectationMismatchesAreSpecific) {
   SuiteExpectation want{Status::PASSED, true, true, false};
   Verdict v;
@@ -109,4 +183,29 @@ TEST(CandidateSuite, CompileStageVerdictsOfTheGemmFixtures) {
       EXPECT_GT(r.ptx.count("mbarrier"), 0);
     }
   }
+}
+
+// The profile-switch cases of the adversarial suite expect the paper's target rule to fail (their
+// profiles are void); the expectation is checked against the verdict's own flag.
+TEST(CandidateSuite, TheTargetRuleIsAnExpectationAndTheProfileSwitchCasesUseIt) {
+  SuiteExpectation want;
+  want.target = false;
+  Verdict v;
+  v.status = Status::PASSED;
+  v.runtime_mechanisms = Mechanisms{};
+  EXPECT_TRUE(expectation_mismatches(want, v).empty());
+  v.target_instruction_correct = true;
+  auto m = expectation_mismatches(want, v);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_NE(m[0].find("target-instruction rule met"), std::string::npos);
+
+  CandidateSuite s = load_suite(fixtures() / "adversarial_suite.json");
+  int profile_cases = 0;
+  for (const auto& c : s.cases)
+    if (c.name.rfind("profile_", 0) == 0) {
+      ++profile_cases;
+      EXPECT_EQ(c.origin.rfind("wgmma_tma_gemm.cu", 0), 0u) << c.name << ": the switch sits in the wgmma fixture's kernel";
+      EXPECT_FALSE(c.expect.c_gen4.value_or(true)) << c.name << " must never be credited with wgmma";
+    }
+  EXPECT_EQ(profile_cases, 5);
 }

@@ -1,7 +1,8 @@
 // Per-call activity and its checks against the worker's own observations (src/timing/
 // call_activity.*, call_integrity.*): attribution of device records to calls and stray work, the
-// host bound on reported spans (honest calls pass, a forged or padded span does not), and the
-// launch comparison between the profiled and the timed calls.
+// host bound on reported spans (honest calls pass, a forged or padded span does not; a Triton
+// candidate's calibrated launch path is allowed, capped), and the launch comparison between the
+// profiled and the timed calls.
 #include <gtest/gtest.h>
 
 #include "timing/call_activity.h"
@@ -103,6 +104,59 @@ TEST(HostBound, TimeHiddenOnAMinorityOfCallsIsNeitherChargedNorGained) {
   for (int i = 0; i < 150; ++i) host[i] = 800.0 + overhead + (i % 3 != 0 ? 1000.0 : 0.0);
   HostBound two_thirds = check_host_bound(host, span, overhead, p);
   EXPECT_NEAR(two_thirds.charge_us(), 1000.0 - two_thirds.allowed_us, 1e-6);
+}
+
+// A Triton candidate's slack also allows Triton's own launch path (docs/triton.md): the probe's
+// calibrated excess is not charged, host work beyond it is, call for call.
+TEST(HostBound, TritonsLaunchPathIsAllowedAndHostWorkBeyondItIsCharged) {
+  IntegrityPolicy p;
+  const double overhead = 150.0;
+  std::vector<double> spans(150, 900.0), launch_path(150), looping(150);
+  for (int i = 0; i < 150; ++i) {
+    launch_path[i] = 900.0 + overhead + 130.0 + (i % 5);  // Triton's launch path: ~130 µs a call
+    looping[i] = launch_path[i] + 1000.0;                  // plus a 1 ms Python loop in run
+  }
+  const double slack = p.host_slack_us + p.host_slack_fraction * 900.0;
+  HostBound plain = check_host_bound(launch_path, spans, overhead, p);
+  EXPECT_NEAR(plain.charge_us(), 132.0 - slack, 1e-6) << "without an allowance the launch path is charged";
+  EXPECT_EQ(plain.launch_allowance_us, 0.0);
+  const double allowance = 128.0;  // what the probe measured
+  HostBound allowed = check_host_bound(launch_path, spans, overhead, p, allowance);
+  EXPECT_DOUBLE_EQ(allowed.launch_allowance_us, allowance);
+  EXPECT_NEAR(allowed.allowed_us, slack + allowance, 1e-9);
+  EXPECT_EQ(allowed.charge_us(), 0.0);
+  EXPECT_EQ(charge_host_clock(spans, allowed), spans);
+  HostBound loop = check_host_bound(looping, spans, overhead, p, allowance);
+  EXPECT_NEAR(loop.charge_us(), 1132.0 - slack - allowance, 1e-6) << "the loop is charged in full";
+  EXPECT_NEAR(charge_host_clock(spans, loop).front(), 900.0 + 1004.0 - slack, 5.0);
+  // A negative allowance (a caller's slip) allows nothing.
+  EXPECT_DOUBLE_EQ(check_host_bound(launch_path, spans, overhead, p, -50.0).allowed_us, slack);
+  EXPECT_EQ(to_json(allowed)["launch_allowance_us"], allowance);
+}
+
+// The allowance is the median of the probe's recorded excesses, never below 0 nor above the cap,
+// so that neither noise nor a broken calibration hands out free host time.
+TEST(LaunchAllowance, MedianOfTheCalibrationsClampedToTheCap) {
+  LaunchAllowance none = launch_allowance({}, 300.0);
+  EXPECT_EQ(none.allowance_us, 0.0);
+  EXPECT_FALSE(none.median_us.has_value());
+  LaunchAllowance typical = launch_allowance({131.0, 118.5, 140.0}, 300.0);
+  EXPECT_DOUBLE_EQ(typical.allowance_us, 131.0);
+  EXPECT_DOUBLE_EQ(*typical.median_us, 131.0);
+  EXPECT_FALSE(typical.capped);
+  EXPECT_DOUBLE_EQ(launch_allowance({100.0, 120.0}, 300.0).allowance_us, 110.0);
+  LaunchAllowance broken = launch_allowance({5000.0, 120.0, 4000.0}, 300.0);
+  EXPECT_DOUBLE_EQ(broken.allowance_us, 300.0);
+  EXPECT_DOUBLE_EQ(*broken.median_us, 4000.0);
+  EXPECT_TRUE(broken.capped);
+  LaunchAllowance noise = launch_allowance({-20.0, -5.0, 10.0}, 300.0);
+  EXPECT_EQ(noise.allowance_us, 0.0);
+  EXPECT_DOUBLE_EQ(*noise.median_us, -5.0);
+  EXPECT_EQ(launch_allowance({120.0}, 0.0).allowance_us, 0.0) << "a cap of 0 turns the allowance off";
+  IntegrityPolicy p;
+  EXPECT_DOUBLE_EQ(p.triton_launch_allowance_max_us, p.profile.triton_host_path_us)
+      << "the host bound's cap and the profile check's Triton slack are one number";
+  EXPECT_EQ(p.to_json()["triton_launch_allowance_max_us"], p.triton_launch_allowance_max_us);
 }
 
 TEST(LaunchCheck, ProfiledAndTimedCallsMustLaunchTheSameKernels) {

@@ -1,4 +1,4 @@
-// The correctness rule of DESIGN §4 on hand-made outputs: boundaries of atol/rtol, NaN/Inf,
+// The correctness rule of docs/design.md §4 on hand-made outputs: boundaries of atol/rtol, NaN/Inf,
 // mismatch counts, the first mismatching multi-indices and bf16 decoding.
 #include <gtest/gtest.h>
 

@@ -9,6 +9,7 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "evaluator/eval_options.h"
+#include "verdict/feedback.h"
 #include "verdict/verdict.h"
 
 using namespace ptxbench;
@@ -468,4 +469,45 @@ TEST(VerdictSections, TheFakeBackendsMarkIsTyped) {
   EXPECT_FALSE(Verdict{}.to_json().contains("fake")) << "a real verdict's document is unchanged";
   EXPECT_FALSE(Verdict::from_json({{"status", "PASSED"}}).fake_backend);
   EXPECT_THROW(Verdict::from_json({{"status", "PASSED"}, {"fake", "yes"}}), InputError);
+}
+
+// The profile held against the timed calls (docs/verdict.md): its record reads back, older verdicts
+// without it still read, and a void profile is told to the model with its reason.
+TEST(VerdictSections, TheProfileCheckRecordRoundTripsAndAVoidProfileIsToldInTheFeedback) {
+  TimingSection t = full_timing();
+  IntegrityRecord& in = t.integrity.emplace();
+  in.profile_check = ProfileCheckRecord{false,
+                                        {"the timed calls took 30000.0 us (median) against the profiled call's 960.0 us of "
+                                         "device time: more than 1.5 times, so the profiled call did not run what was timed"},
+                                        {"the hardware count of TMA was not collected: its claim rests on the time alone"},
+                                        960.0,
+                                        30000.0,
+                                        31.25,
+                                        4000000,
+                                        300000,
+                                        4000000.0,
+                                        std::nullopt};
+  expect_round_trip(t);
+  EXPECT_FALSE(ordered_json(*t.integrity)["profile_check"].contains("hw_tma")) << "not collected stays absent";
+  IntegrityRecord older = *t.integrity;
+  older.profile_check.reset();
+  expect_round_trip(older);
+  EXPECT_FALSE(ordered_json(older).contains("profile_check"));
+
+  Verdict v;
+  v.status = Status::PASSED;
+  v.arch = "sm_90a";
+  v.definition = "gemm_n7168_k5120";
+  v.runtime_mechanisms = Mechanisms{};
+  RuntimeSassSection& rs = v.stages.runtime_sass.emplace(measured_runtime_sass());
+  rs.mechanisms = Mechanisms{true, true, false, false};
+  v.stages.timing = t;
+  std::string text = render_feedback(v);
+  EXPECT_NE(text.find("does not describe the timed calls"), std::string::npos) << text;
+  EXPECT_NE(text.find("did not run what was timed"), std::string::npos) << text;
+  EXPECT_NE(text.find("Target-instruction correct: no"), std::string::npos) << text;
+  in.profile_check->holds = true;
+  in.profile_check->reasons.clear();
+  v.stages.timing = t;
+  EXPECT_EQ(render_feedback(v).find("does not describe"), std::string::npos);
 }

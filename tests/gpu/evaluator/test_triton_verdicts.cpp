@@ -5,6 +5,7 @@
 // Triton GEMM's runtime SASS shows wgmma (and TMA). Skipped without an sm_90a device, or where
 // $PTXBENCH_PYTHON (default python3) cannot import torch and Triton or has no shared libpython.
 // Every verdict is printed with its message; PTXBENCH_TEST_OUT=DIR keeps the verdict documents.
+// TritonsLaunchPathIsCalibratedOnTheProbeAndNotCharged measures the launch-path allowance.
 #include <cstdlib>
 #include <fmt/format.h>
 
@@ -139,4 +140,87 @@ TEST_F(TritonVerdicts, TheBuildPassAloneCompilesTheKernelsForTheGpu) {
   TritonBuildOnly failed = evaluator.build_triton_source("gemm_n7168_k5120", "", raises);
   EXPECT_FALSE(failed.built);
   EXPECT_NE(failed.verdict.message.find("no kernel today"), std::string::npos) << explain(failed.verdict);
+}
+
+// Triton's own launch path is calibrated on the worker's probe and not charged (docs/triton.md,
+// "What the timing means for a Triton candidate"). The Triton GEMM three times: with the probe
+// measured in the evaluation, with the allowance off (Triton's launch path charged as before), and
+// with a 1 ms Python loop in run on the recorded calibration (the adversarial case
+// gemm_python_loop_per_call, still charged). Prints the allowance, the probe's measurement per trial
+// and the charges: the numbers docs/triton.md quotes come from this test.
+TEST_F(TritonVerdicts, TritonsLaunchPathIsCalibratedOnTheProbeAndNotCharged) {
+  Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
+  EvalOptions o = triton_test_options();
+  o.sanitize = false;  // only the timing matters here
+  o.profile = false;
+  EvalOptions measure = o;
+  measure.integrity.triton_launch_calibrations = 1000;  // time the probe now, whatever is recorded
+  Evaluator evaluator(catalog, o);
+  const std::string source = read_file(fs::path(PTXBENCH_TEST_DATA) / "fixtures/triton/gemm_tl_dot.py");
+  auto charge_of = [](const Verdict& v) {
+    const auto& in = v.stages.timing->integrity;
+    return in && in->host_charge ? *in->host_charge : HostChargeRecord{};
+  };
+
+  Verdict with = evaluator.evaluate_source("gemm_n7168_k5120", "", source, measure, CandidateLanguage::triton);
+  keep_verdict("gemm_tl_dot_launch_allowance", with);
+  ASSERT_EQ(with.status, Status::PASSED) << explain(with);
+  ASSERT_TRUE(with.stages.timing && with.stages.timing->integrity);
+  const auto& allowance = with.stages.timing->integrity->triton_launch_path;
+  ASSERT_TRUE(allowance.has_value()) << "a Triton candidate's verdict records its launch allowance";
+  EXPECT_EQ(allowance->source, "measured");
+  ASSERT_TRUE(allowance->measured_us.has_value());
+  EXPECT_EQ(allowance->measured_trials_us.size(), static_cast<std::size_t>(o.timing.trials));
+  EXPECT_GT(*allowance->measured_us, 0.0) << "a call through Python and Triton's launcher costs no more than a C++ launch?";
+  EXPECT_GE(allowance->allowance_us, 0.0);
+  EXPECT_LE(allowance->allowance_us, allowance->cap_us);
+  HostChargeRecord h_with = charge_of(with);
+  ASSERT_TRUE(h_with.launch_allowance_us.has_value());
+  EXPECT_DOUBLE_EQ(*h_with.launch_allowance_us, allowance->allowance_us);
+  std::string trials;
+  for (double t : allowance->measured_trials_us) trials += fmt::format(" {:.1f}", t);
+  std::string kept;
+  for (double t : allowance->calibrations_us) kept += fmt::format(" {:.1f}", t);
+  fmt::print("[triton] launch probe: {:.1f} us beyond a C++ call (trials:{}); recorded:{}; allowance {:.1f} us (cap {:.0f}){}\n"
+             "[triton]   key {}\n",
+             *allowance->measured_us, trials, kept, allowance->allowance_us, allowance->cap_us,
+             allowance->capped ? ", capped" : "", allowance->key);
+  fmt::print("[triton] gemm_tl_dot with the allowance: excess {:.1f} us, allowed {:.1f} us, charged {:.1f} us; {:.1f} us, "
+             "speedup {:.3f}\n",
+             h_with.excess_us, h_with.allowed_us, h_with.charged_us, with.candidate_us.value_or(0), with.speedup.value_or(0));
+
+  EvalOptions off = o;
+  off.integrity.triton_launch_allowance_max_us = 0;  // Triton's launch path charged like any host work
+  Verdict without = evaluator.evaluate_source("gemm_n7168_k5120", "", source, off, CandidateLanguage::triton);
+  ASSERT_EQ(without.status, Status::PASSED) << explain(without);
+  EXPECT_FALSE(without.stages.timing->integrity->triton_launch_path.has_value());
+  HostChargeRecord h_without = charge_of(without);
+  EXPECT_FALSE(h_without.launch_allowance_us.has_value());
+  fmt::print("[triton] gemm_tl_dot without it:      excess {:.1f} us, allowed {:.1f} us, charged {:.1f} us; {:.1f} us, "
+             "speedup {:.3f}\n",
+             h_without.excess_us, h_without.allowed_us, h_without.charged_us, without.candidate_us.value_or(0),
+             without.speedup.value_or(0));
+  // Two evaluations differ by noise (SD ~23 µs in the excess): only a gross inversion is a bug.
+  EXPECT_LE(h_with.charged_us, h_without.charged_us + 60.0);
+
+  EvalOptions cached = o;
+  cached.integrity.triton_launch_calibrations = 0;  // the recorded calibration alone decides
+  std::string looping = source;
+  const std::string entry = "def run(A, B, C):\n";
+  ASSERT_NE(looping.find(entry), std::string::npos);
+  looping.insert(looping.find(entry) + entry.size(),
+                 "    spin = 0\n    for i in range(25000):\n        spin = (spin * 31 + i) % 1000003\n");
+  Verdict loop = evaluator.evaluate_source("gemm_n7168_k5120", "", looping, cached, CandidateLanguage::triton);
+  keep_verdict("gemm_python_loop_launch_allowance", loop);
+  ASSERT_EQ(loop.status, Status::PASSED) << explain(loop);
+  const auto& loop_allowance = loop.stages.timing->integrity->triton_launch_path;
+  ASSERT_TRUE(loop_allowance.has_value());
+  EXPECT_EQ(loop_allowance->source, "cached");
+  EXPECT_DOUBLE_EQ(loop_allowance->allowance_us, allowance->allowance_us) << "nothing was recorded since";
+  HostChargeRecord h_loop = charge_of(loop);
+  EXPECT_GE(h_loop.charged_us, h_with.charged_us + 300.0) << "the Python loop was not charged";
+  EXPECT_NE(loop.message.find("charged"), std::string::npos) << loop.message;
+  fmt::print("[triton] gemm_tl_dot + 1 ms loop:     excess {:.1f} us, allowed {:.1f} us, charged {:.1f} us; {:.1f} us, "
+             "speedup {:.3f}\n",
+             h_loop.excess_us, h_loop.allowed_us, h_loop.charged_us, loop.candidate_us.value_or(0), loop.speedup.value_or(0));
 }
