@@ -1,7 +1,7 @@
 // Expert kernel for gemm_n7168_k5120 (C[M,N] = A[M,K]·B[N,K]ᵀ, bf16, fp32 accumulation), written only
 // with the Hopper pack's templates (ptxb/sm90.cuh): the proof that the pack suffices, the calibration
 // point of the instruction checks, and the "fixed kernel" of prompt-time supervision. On the H200 it
-// runs at 1.005× cuBLASLt at M = 8192 (results/h200.md, session 11; session 10's v7 was 0.996–0.999×,
+// runs at 1.005× cuBLASLt at M = 8192 (results/expert_gemm.md; the v7 before it was 0.996–0.999×,
 // the earlier cooperative kernel with a register epilogue 0.921×).
 //
 // Design: persistent 2×1 clusters, 384 threads = 1 producer + 2 consumer warpgroups per CTA.
@@ -24,7 +24,7 @@
 //   through a static fp32 workspace and per-slot flags stamped with a per-call epoch.
 // - Grouped raster (8 cluster rows) so that co-running clusters share A and B in L2.
 // Rows ≥ M are zero-filled by the TMA loads and clipped by the TMA stores.
-// Variants measured on the way (v1–v9, with their numbers): results/h200.md, sessions 10 and 11.
+// Variants measured on the way (v1–v9, with their numbers): results/expert_gemm.md.
 #include <cuda.h>
 #include <cuda_bf16.h>
 

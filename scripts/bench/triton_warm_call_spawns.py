@@ -1,10 +1,15 @@
-"""Which processes does Triton start at a warm call? (session 12, issue 22 diagnosis)
+#!/usr/bin/env python3
+"""Which processes does Triton start, and which compiles does it attempt, at a warm call?
 
-Pass 1 calls a Triton candidate's run once with a fresh TRITON_CACHE_DIR (it compiles). Pass 2, in
-a new interpreter with that cache, does what the runner's shim does before its filter (torch start,
-ptxas version, Triton's cached host lookups), then records every process Triton starts during run
-and every compile it attempts, and prints them. An empty list means the runner's filter is never hit.
-    python3 triton_spawn_probe.py CANDIDATE.py CACHE_DIR [1|2]
+The runner imports a Triton candidate under a seccomp filter that allows no new process (docs/triton.md,
+"What the H200 taught"), so a warm call must start none. Pass 1 calls a Triton candidate's `run` once
+with a fresh TRITON_CACHE_DIR (it compiles). Pass 2, in a new interpreter on that cache, does what
+the runner's shim does before its filter (torch start, ptxas version, Triton's cached host lookups),
+then records every process Triton starts during `run` and every compile it attempts, and prints
+them. "none" means the runner's filter is never hit. Needs a GPU, torch and Triton (the Python of
+$PTXBENCH_PYTHON); the tensors are the GEMM's (M = 512, N = 7168, K = 5120, bf16).
+
+    $PTXBENCH_PYTHON scripts/bench/triton_warm_call_spawns.py tests/fixtures/triton/gemm_tl_dot.py "$(mktemp -d)"
 """
 import importlib.util
 import os

@@ -1,4 +1,6 @@
-// Device-environment probe: CUDA IPC between processes, and a predicated-off instruction for ncu metrics.
+// The GPU host probe's kernel program (scripts/bench/gpu_host_probe.sh): CUDA IPC between two processes
+// (the parent writes, a child opens the handle, reads and writes back), and a kernel `pred` whose FFMA
+// is predicated off at run time, to see which ncu SASS metrics count it (tests/data/ncu_probe_pred.csv).
 #include <cuda_runtime.h>
 #include <cstdio>
 #include <cstdlib>
@@ -23,7 +25,7 @@ int main(int argc, char** argv) {
   int* d = nullptr; CK(cudaMalloc(&d, 1 << 20)); fill<<<1, 4>>>(d, 7, 4); CK(cudaDeviceSynchronize());
   cudaIpcMemHandle_t h; CK(cudaIpcGetMemHandle(&h, d));
   std::string hex; char b[3]; for (int i = 0; i < 64; ++i) { std::snprintf(b, 3, "%02x", (unsigned char)h.reserved[i]); hex += b; }
-  std::string cmd = std::string(argc > 1 ? argv[1] : "./probe") + " child " + hex;
+  std::string cmd = std::string(argc > 1 ? argv[1] : "./gpu_host_probe") + " child " + hex;
   int rc = std::system(cmd.c_str());
   int host[4]; CK(cudaMemcpy(host, d, sizeof host, cudaMemcpyDeviceToHost));
   std::printf("ipc rc=%d parent sees %d %d %d %d (expect 1000..1003)\n", rc, host[0], host[1], host[2], host[3]);

@@ -1,23 +1,60 @@
 #!/usr/bin/env bash
-# One call on a GPU host (the `device` tool, or any sm_90a machine): GPU tests, then the benchmark
-# numbers recorded in results/. Writes logs to $OUT (default /tmp/ptxbench-out).
-#   PTXBENCH_BIN   folder with ptxbench, ptxbench-runner, ptxbench_gpu_tests (default build/bin)
-#   SECTIONS       which parts, in order (default "tests bench fixtures"); also: probe, before, sandbox, load,
-#                  guards, scaling, sass, attention, agent, mainjob
+# The GPU suite: on one sm_90a host, in one run, the GPU tests and the benchmark numbers recorded in
+# results/ (results/README.md lists which file holds which). Each section measures one thing:
+#   tests      reference, baseline, pack-template and expert GPU tests (results/hopper_pack.md)
+#   bench      the expert GEMM (one full evaluation, 3 timing-only), the A/A (cuBLASLt against itself),
+#              the wgmma fixture 5 times, one full evaluation's wall time (results/timing_method.md)
+#   fixtures   every GEMM fixture and adversarial case against its expected verdict (GPU tests)
+#   before     the bench numbers with an earlier build's binaries (BEFORE_BIN), for a before/after on
+#              one machine (results/measurement_integrity.md)
+#   probe      host facts, the sandbox tests on this host, ncu's per-instruction page, CUDA under
+#              RLIMIT_DATA (results/sandbox.md)
+#   integrity  the runner sandbox GPU tests, the fixture and adversarial suites (results/measurement_integrity.md)
+#   sandbox    a full evaluation with the filesystem view required (results/sandbox.md)
+#   sass       CUPTI SASS counts against ncu, then the fixture suite (results/runtime_sass_tools.md)
+#   attention  attention references, cuDNN baselines against PyTorch's cuDNN SDPA, the attention
+#              fixtures (results/attention_baselines.md)
+#   agent      the expert policy over GEMM through a local service, its run store (results/agent_runs.md)
+#   mainjob    the main job's agent run (MAIN_CONFIG, default configs/expert_quick.json; results/main_job.md)
+#   guards     the service's GPU guards (GUARDS_FILTER): alone-confirmed time-outs, NVML idle, no runner
+#              left by a killed service (results/service_load.md)
+#   load       scripts/service_load.sh (COUNT, CLIENTS, RESTART_AT, WORKERS_PER_GPU, GPUS, LOAD_LIMIT_S)
+#   scaling    the same load on 1 GPU, on 2, then with GPU 1's workers killed (SCALE_COUNT1, SCALE_COUNT2,
+#              KILL_COUNT, PHASE_LIMIT_S; a host with 2+ GPUs)
+# On a plain checkout (scripts/setup.sh built build/bin):
+#   scripts/bench/gpu_suite.sh                                   # SECTIONS="tests bench fixtures"
+#   OUT=/tmp/o SECTIONS="guards load" GPUS=2 COUNT=200 scripts/bench/gpu_suite.sh
+# Logs and archives go to $OUT (default /tmp/ptxbench-out); bench.log has every section's summary.
+#   PTXBENCH_BIN     folder with ptxbench, ptxbench-runner, ptxbench_gpu_tests (default build/bin)
+#   SECTIONS         which sections, in order (default "tests bench fixtures")
+#   BEFORE_BIN       for `before`: the folder of the earlier build's binaries (a COMMIT file beside it names it)
+#   SASS_CUBINS      for `bench`: a folder of .cubin files to disassemble with this host's cuobjdump
+#   LINK_BUILD_TREE  1: the GPU tests read their fixtures from the source tree they were built in (a
+#                    path compiled into them); when that path is missing here (binaries built in another
+#                    checkout), make it a symlink to this checkout
+# The CLI reads definitions, workloads and knowledge from $PTXBENCH_HOME, set to this checkout.
 set -uo pipefail
-root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-cd "$root"
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$root" || exit 1
 OUT=${OUT:-/tmp/ptxbench-out}
 mkdir -p "$OUT"
 BIN=${PTXBENCH_BIN:-build/bin}
 export PTXBENCH_HOME=$root
 export PTXBENCH_CACHE_DIR=${PTXBENCH_CACHE_DIR:-$root/.cache/ptxbench}
-# Binaries built elsewhere carry their source path for test data; make it resolve here too.
-if [ ! -e /work/main ] && [ "$root" != /work/main ]; then mkdir -p /work && ln -s "$root" /work/main; fi
 export PATH=/usr/local/cuda/bin:$PATH
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 def=gemm_n7168_k5120
 log() { echo "== $(date -u +%H:%M:%S) $*" | tee -a "$OUT/bench.log"; }
+summarize() { python3 scripts/bench/summarize_verdicts.py "$@" | tee -a "$OUT/bench.log"; }
+
+built_in=$("$BIN/ptxbench" env --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["build_source_dir"])' 2>/dev/null)
+if [ -n "$built_in" ] && [ "$built_in" != "$root" ] && [ ! -e "$built_in" ]; then
+  if [ "${LINK_BUILD_TREE:-0}" = 1 ]; then
+    mkdir -p "$(dirname "$built_in")" && ln -s "$root" "$built_in" && log "linked $built_in (the binaries' source tree) to $root"
+  else
+    log "warning: the GPU tests were built in $built_in, which is missing here: their fixtures will not be found (LINK_BUILD_TREE=1 links it to this checkout)"
+  fi
+fi
 
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw,clocks_event_reasons.active \
   --format=csv > "$OUT/gpu.txt" 2>&1
@@ -27,7 +64,7 @@ git rev-parse HEAD >> "$OUT/gpu.txt" 2>/dev/null
 
 # After each part: nothing of ours may still run. What is left (a bug, or a part cut by its
 # limit) is named in bench.log and killed, so it cannot share the next part's GPU and timings
-# (session 5: a leaked hang held GPU 0 at 100% through every later phase).
+# (a leaked hang once held GPU 0 at 100% through every later phase: results/service_load.md).
 reap_leftovers() {
   local pids
   pids=$(pgrep -f 'ptxbench-runner|ptxbench (serve|worker)|TreeLauncher' | paste -sd, -)
@@ -59,16 +96,10 @@ timeout -s KILL 120 "$BIN/ptxbench" eval $def tests/fixtures/gemm/wgmma_tma_gemm
 end=$(date +%s%N)
 log "full eval wall seconds: $(( (end - start) / 1000000 )) ms"
 cat "$OUT/expert.jsonl" >> "$OUT/bench.jsonl"
-python3 - "$OUT/bench.jsonl" <<'PY' | tee -a "$OUT/bench.log"
-import json, sys
-for line in open(sys.argv[1]):
-    v = json.loads(line)
-    t = v["stages"].get("timing", {})
-    print(f'{v["status"]:<16} cand {v["candidate_us"] or 0:9.1f} us  base {v["baseline_us"] or 0:9.1f} us  '
-          f'speedup {v["speedup"] or 0:.4f}  spread {t.get("speedup_spread", 0):.4f}  '
-          f'base TFLOP/s {t.get("baseline_tflops", 0):.0f}  cand TFLOP/s {t.get("candidate_tflops", 0):.0f}  wall {v["wall_seconds"]:.1f}s  {v["message"][:80]}')
-PY
-for c in .devcarry/extra/*.cubin; do [ -f "$c" ] && cuobjdump -sass "$c" > "$OUT/$(basename "$c" .cubin).sass.txt" 2>&1; done
+summarize "$OUT/bench.jsonl"
+if [ -n "${SASS_CUBINS:-}" ]; then
+  for c in "$SASS_CUBINS"/*.cubin; do [ -f "$c" ] && cuobjdump -sass "$c" > "$OUT/$(basename "$c" .cubin).sass.txt" 2>&1; done
+fi
 cubin=$(ls -d "$PTXBENCH_CACHE_DIR"/*/*/candidate.cubin 2>/dev/null | head -50 | while read c; do grep -l wgmma_tma "$(dirname "$c")/candidate.cu" >/dev/null 2>&1 && echo "$c"; done | head -1)
 [ -n "$cubin" ] && cuobjdump -sass "$cubin" > "$OUT/wgmma_tma_sass.txt" 2>&1
 
@@ -127,7 +158,8 @@ section_agent() {
 {"name": "H200 expert run", "policy": "expert", "definitions": ["gemm_n7168_k5120"], "prompt_tags": ["params", "contract"],
  "trajectories_per_tag": 1, "num_turns": 2, "concurrency": 2, "service": "local"}
 JSON
-  local start=$(date +%s)
+  local start
+  start=$(date +%s)
   timeout -s KILL 240 "$BIN/ptxbench" run --config /tmp/agent.json --store /tmp/agent/runs.db --runs-dir /tmp/agent/runs \
     > "$OUT/agent.log" 2>&1
   log "agent run: exit $?, $(( $(date +%s) - start )) s wall"
@@ -141,7 +173,8 @@ section_mainjob() {
   sp=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(list(nvidia.cudnn.__path__)[0]))' 2>/dev/null)
   [ -n "$sp" ] && export LD_LIBRARY_PATH=$sp/cudnn/lib:$sp/cuda_nvrtc/lib:$LD_LIBRARY_PATH
   log "main job: expert policy over every definition (${MAIN_CONFIG:-configs/expert_quick.json})"
-  local start=$(date +%s)
+  local start
+  start=$(date +%s)
   timeout -s KILL ${MAIN_LIMIT_S:-300} "$BIN/ptxbench" run --config "${MAIN_CONFIG:-configs/expert_quick.json}" \
     --store /tmp/main/runs.db --runs-dir /tmp/main/runs --local-service-arg=--workers-per-gpu=4 > "$OUT/main.log" 2>&1
   log "main job run: exit $?, $(( $(date +%s) - start )) s wall"
@@ -149,7 +182,7 @@ section_mainjob() {
   cp /tmp/main/runs.db "$OUT/main_runs.db"
 }
 
-# The service's guards (session 4): a time-out on a shared GPU confirmed alone, NVML's idle
+# The service's guards: a time-out on a shared GPU confirmed alone, NVML's idle
 # reading, no runner left on the GPU by a killed service, and runners under ncu (which now watch
 # for being orphaned) still profiled; and the GEMM and attention references, whose register tile
 # is now one shared helper (reference/register_tile.cuh). About a minute and a half.
@@ -171,7 +204,7 @@ section_load() {
 # Multi-GPU scaling (issue 8), on a host with 2+ GPUs: the same fixture load on 1 GPU and on 2,
 # then GPU 1's workers killed mid-load. Each phase's files go to a folder; all come back as one
 # archive. SCALE_COUNT1 / SCALE_COUNT2 / KILL_COUNT submissions per phase, sized for one 10-minute
-# call at ~16-20 evaluations/min per GPU (session 4: hangs now confirmed with the GPU alone).
+# call at ~16-20 evaluations/min per GPU (hangs are confirmed with the GPU alone, which costs time).
 section_scaling() {
   local phase n gpus count clients kill
   for phase in "1 1 ${SCALE_COUNT1:-40} 8 0" "2 2 ${SCALE_COUNT2:-80} 16 0" "3 2 ${KILL_COUNT:-40} 16 15"; do
@@ -253,27 +286,23 @@ PTXBENCH_TEST_OUT=/tmp/verdicts timeout -s KILL 420 "$BIN/ptxbench_gpu_tests" --
 tar czf "$OUT/verdicts.tgz" -C /tmp verdicts
 }
 
-# The same measurements with the binaries of the last landed commit (.devcarry-base): the
-# "before" of this session's changes, taken on the same machine in the same call.
+# The same measurements with an earlier build's binaries (BEFORE_BIN): the "before" of a change,
+# taken on the same machine in the same run as the "after" (the bench section).
 section_before() {
-log "before: A/A, wgmma fixture x3 (timing), one full evaluation, expert x3 (timing) with $(cat .devcarry-base/COMMIT 2>/dev/null)"
-OLD=.devcarry-base/bin
+local OLD=${BEFORE_BIN:-}
+[ -x "$OLD/ptxbench" ] || { log "before: set BEFORE_BIN to the folder of the earlier build's binaries"; return 1; }
+log "before: A/A, wgmma fixture x3 (timing), one full evaluation, expert x3 (timing) with $(cat "$OLD/../COMMIT" 2>/dev/null || echo "$OLD")"
 timeout -s KILL 120 "$OLD/ptxbench" eval $def --builtin cublaslt --repeat 3 --no-sanitize --no-profile --seed 1 --json > "$OUT/before.jsonl" 2>>"$OUT/bench.log"
 timeout -s KILL 150 "$OLD/ptxbench" eval $def tests/fixtures/gemm/wgmma_tma_gemm.cu --repeat 3 --no-sanitize --no-profile --json >> "$OUT/before.jsonl" 2>>"$OUT/bench.log"
 start=$(date +%s%N)
 timeout -s KILL 120 "$OLD/ptxbench" eval $def tests/fixtures/gemm/wgmma_tma_gemm.cu --json >> "$OUT/before.jsonl" 2>>"$OUT/bench.log"
 log "before: full eval wall $(( ($(date +%s%N) - start) / 1000000 )) ms"
 timeout -s KILL 150 "$OLD/ptxbench" eval $def knowledge/hopper/experts/gemm_n7168_k5120.cu --repeat 3 --no-sanitize --no-profile --json >> "$OUT/before.jsonl" 2>>"$OUT/bench.log"
-python3 - "$OUT/before.jsonl" <<'PY' | tee -a "$OUT/bench.log"
-import json, sys
-for line in open(sys.argv[1]):
-    v = json.loads(line)
-    print(f'{v["status"]:<16} cand {v["candidate_us"] or 0:9.1f} base {v["baseline_us"] or 0:9.1f} speedup {v["speedup"] or 0:.4f} wall {v["wall_seconds"]:.1f}s {v["message"][:60]}')
-PY
+summarize "$OUT/before.jsonl"
 }
 
 for section in ${SECTIONS:-tests bench fixtures}; do
   "section_$section"
   reap_leftovers "section $section"
 done
-log done
+log "done"
