@@ -4,7 +4,9 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 packages=(cmake ninja-build g++ binutils pkg-config libcli11-dev nlohmann-json3-dev libfmt-dev
-          libgtest-dev libsqlite3-dev libcurl4-openssl-dev curl libseccomp-dev libspdlog-dev)
+          libgtest-dev libsqlite3-dev libcurl4-openssl-dev curl libseccomp-dev libspdlog-dev
+          libssl-dev libhiredis-dev  # libcrypto: SHA-256; hiredis: the Redis queue's client
+          pyflakes3)  # pyflakes3: the lint.python test (scripts/lint.sh)
 missing=()
 for p in "${packages[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if ((${#missing[@]})); then
@@ -58,6 +60,8 @@ fi
 "$root/scripts/install_tokenizer.sh" >/dev/null
 # The official MCP TypeScript SDK (pinned) for the MCP server's client test (docs/mcp.md).
 "$root/scripts/install_mcp_client.sh" >/dev/null
+# ESLint (pinned) for the lint.js test over the HTML report's script (scripts/lint.sh).
+"$root/scripts/install_eslint.sh" >/dev/null
 # The coding-agent CLIs (Codex, opencode; pinned, ~750 MB) that `ptxbench agent run` drives and
 # its end-to-end test runs offline (docs/coding_agents.md); PTXBENCH_SKIP_AGENT_CLIS=1 leaves them
 # out (that test then skips).

@@ -13,7 +13,7 @@
 #include "adapt/reasoning_synthesis.h"
 #include "adapt/sft_records.h"
 #include "adapt/turn_selection.h"
-#include "agent/model_client.h"
+#include "llm/model_client.h"
 #include "common/fs.h"
 #include "common/json_check.h"
 

@@ -19,7 +19,7 @@
 
 #include "adapt/data_recipe.h"
 #include "adapt/repair_pairs.h"
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 
 namespace ptxbench {
 

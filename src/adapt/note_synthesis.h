@@ -18,12 +18,12 @@
 
 #include "adapt/data_recipe.h"
 #include "adapt/dataset_builder.h"
-#include "adapt/notes_store.h"
-#include "adapt/repair_note.h"
+#include "notes/notes_store.h"
+#include "notes/repair_note.h"
 #include "adapt/repair_pairs.h"
 #include "adapt/teacher_call.h"
-#include "agent/model_client.h"
-#include "agent/run_store.h"
+#include "llm/model_client.h"
+#include "runs/run_store.h"
 #include "common/fs.h"
 
 namespace ptxbench {

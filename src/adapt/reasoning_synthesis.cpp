@@ -6,7 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "adapt/repair_note.h"
+#include "notes/repair_note.h"
 #include "common/sha256.h"
 #include "common/text.h"
 

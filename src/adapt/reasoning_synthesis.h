@@ -17,7 +17,7 @@
 
 #include "adapt/repair_pairs.h"
 #include "adapt/teacher_call.h"
-#include "agent/model_client.h"
+#include "llm/model_client.h"
 #include "common/fs.h"
 
 namespace ptxbench {

@@ -1,6 +1,6 @@
 #include "adapt/sft_records.h"
 
-#include "adapt/repair_note.h"
+#include "notes/repair_note.h"
 #include "common/enum_names.h"
 #include "common/json_fields.h"
 

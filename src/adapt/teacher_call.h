@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "agent/model_client.h"
+#include "llm/model_client.h"
 #include "common/fs.h"
 #include "common/json_check.h"
 

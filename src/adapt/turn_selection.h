@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "common/error.h"
 #include "report/metrics.h"
 

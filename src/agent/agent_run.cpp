@@ -9,8 +9,8 @@
 
 #include "agent/progress.h"
 #include "agent/run_preflight.h"
-#include "agent/run_store.h"
-#include "agent/trajectory_export.h"
+#include "runs/run_store.h"
+#include "runs/trajectory_export.h"
 #include "agent/turn_loop.h"
 #include "common/error.h"
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "agent/run_preflight.h"
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "agent/turn_loop.h"
 #include "common/error.h"
 #include "prompt/token_estimate.h"

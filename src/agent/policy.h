@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "agent/model_client.h"
-#include "agent/run_store.h"
+#include "llm/model_client.h"
+#include "runs/run_store.h"
 #include "common/fs.h"
 #include "compile/triton_check.h"
 

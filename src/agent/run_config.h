@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "adapt/notes_feedback.h"
-#include "agent/model_client.h"
+#include "notes/notes_feedback.h"
+#include "llm/model_client.h"
 #include "common/json_check.h"
 #include "compile/triton_check.h"
 #include "definitions/workload_selection.h"
@@ -23,7 +23,7 @@ enum class ContextPolicy { full, latest };  ///< full history (default), or task
 inline constexpr int kMaxRepairNotesK = 10;
 
 /// `"repair_notes": {"mode": ..., "store": ..., "k": ...}`: after a failed verdict, the best `k`
-/// notes of the notes store for the failing kernel are appended to the feedback (adapt/notes_feedback.h).
+/// notes of the notes store for the failing kernel are appended to the feedback (notes/notes_feedback.h).
 struct RepairNotesConfig {
   NotesMode mode = NotesMode::off;
   std::string store;       ///< the notes store file; must exist unless mode is off

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "adapt/notes_store.h"
+#include "notes/notes_store.h"
 #include "agent/agent_run.h"
 #include "agent/evaluation_client.h"
 #include "agent/policy.h"

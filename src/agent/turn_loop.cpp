@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "adapt/notes_feedback.h"
-#include "adapt/repair_note.h"
+#include "notes/notes_feedback.h"
+#include "notes/repair_note.h"
 #include "agent/code_extract.h"
 #include "agent/sweep_evaluation.h"
 #include "common/enum_names.h"

@@ -16,12 +16,12 @@
 #include <string>
 #include <string_view>
 
-#include "adapt/notes_store.h"
+#include "notes/notes_store.h"
 #include "agent/evaluation_client.h"
 #include "agent/policy.h"
 #include "agent/run_control.h"
 #include "agent/run_config.h"
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "definitions/catalog.h"
 #include "prompt/prompt_builder.h"
 

@@ -9,7 +9,7 @@
 #include "adapt/data_recipe.h"
 #include "adapt/dataset_builder.h"
 #include "adapt/note_synthesis.h"
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "common/fs.h"

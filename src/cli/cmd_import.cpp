@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "agent/import_original.h"
-#include "agent/run_store.h"
+#include "runs/import_original.h"
+#include "runs/run_store.h"
 #include "cli/commands.h"
 #include "common/error.h"
 #include "common/fs.h"

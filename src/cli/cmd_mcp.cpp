@@ -8,7 +8,7 @@
 #include <memory>
 #include <set>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "cli/commands.h"
 #include "cli/eval_args.h"
 #include "coding_agent/usage_ledger.h"

@@ -8,7 +8,7 @@
 
 #include <cstdio>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "cli/commands.h"
 #include "cli/output_path.h"
 #include "common/error.h"

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "coding_agent/agent_cli.h"
 #include "coding_agent/usage_ledger.h"
 #include "coding_agent/usage_proxy.h"

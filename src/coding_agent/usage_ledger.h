@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "common/sqlite_db.h"
 #include "mcp/trajectory_session.h"
 

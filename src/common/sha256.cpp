@@ -1,61 +1,65 @@
+// SHA-256 through libcrypto's EVP interface (the digest OpenSSL maintains and accelerates with
+// SHA-NI/AVX2 where the CPU has them).
 #include "common/sha256.h"
 
-#include <cstring>
+#include <openssl/err.h>
+#include <openssl/evp.h>
+
+#include "common/error.h"
 
 namespace ptxbench {
 namespace {
-constexpr uint32_t kRound[64] = {
-    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
-    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
-    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
-    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
-    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
-    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
-    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
-    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
-inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+constexpr const char* kLib = "OpenSSL";
+
+[[noreturn]] void fail(const char* call) {
+  unsigned long code = ERR_get_error();
+  char text[256] = "no error queued";
+  if (code != 0) ERR_error_string_n(code, text, sizeof text);
+  ERR_clear_error();
+  throw Error(kLib, std::string(call) + " failed: " + text);
+}
+
+void init(EVP_MD_CTX* ctx) {
+  if (EVP_DigestInit_ex(ctx, EVP_sha256(), nullptr) != 1) fail("EVP_DigestInit_ex(SHA-256)");
+}
+
+std::string to_hex(const unsigned char* digest, unsigned int size) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out(2 * size, '0');
+  for (unsigned int i = 0; i < size; ++i) {
+    out[2 * i] = kHex[digest[i] >> 4];
+    out[2 * i + 1] = kHex[digest[i] & 0xf];
+  }
+  return out;
+}
+
 }  // namespace
 
-Sha256::Sha256()
-    : m_state{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab,
-              0x5be0cd19} {}
+void Sha256::FreeContext::operator()(evp_md_ctx_st* ctx) const noexcept { EVP_MD_CTX_free(ctx); }
 
-void Sha256::block(const unsigned char* p) {
-  uint32_t w[64];
-  for (int i = 0; i < 16; ++i)
-    w[i] = (uint32_t(p[4 * i]) << 24) | (uint32_t(p[4 * i + 1]) << 16) |
-           (uint32_t(p[4 * i + 2]) << 8) | uint32_t(p[4 * i + 3]);
-  for (int i = 16; i < 64; ++i) {
-    uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
-    uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
-    w[i] = w[i - 16] + s0 + w[i - 7] + s1;
-  }
-  uint32_t a = m_state[0], b = m_state[1], c = m_state[2], d = m_state[3], e = m_state[4],
-           f = m_state[5], g = m_state[6], h = m_state[7];
-  for (int i = 0; i < 64; ++i) {
-    uint32_t t1 = h + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + kRound[i] + w[i];
-    uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
-    h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
-  }
-  m_state[0] += a; m_state[1] += b; m_state[2] += c; m_state[3] += d;
-  m_state[4] += e; m_state[5] += f; m_state[6] += g; m_state[7] += h;
+Sha256::Sha256() : m_ctx(EVP_MD_CTX_new()) {
+  if (!m_ctx) fail("EVP_MD_CTX_new");
+  init(m_ctx.get());
+}
+
+Sha256::~Sha256() = default;
+Sha256::Sha256(Sha256&&) noexcept = default;
+Sha256& Sha256::operator=(Sha256&&) noexcept = default;
+
+Sha256::Sha256(const Sha256& other) : m_ctx(EVP_MD_CTX_new()) {
+  if (!m_ctx) fail("EVP_MD_CTX_new");
+  if (EVP_MD_CTX_copy_ex(m_ctx.get(), other.m_ctx.get()) != 1) fail("EVP_MD_CTX_copy_ex");
+}
+
+Sha256& Sha256::operator=(const Sha256& other) {
+  if (this != &other) *this = Sha256(other);
+  return *this;
 }
 
 Sha256& Sha256::update(std::string_view data) {
-  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
-  std::size_t n = data.size();
-  m_length += n;
-  while (n > 0) {
-    std::size_t take = std::min(n, 64 - m_fill);
-    std::memcpy(m_buffer + m_fill, p, take);
-    m_fill += take;
-    p += take;
-    n -= take;
-    if (m_fill == 64) {
-      block(m_buffer);
-      m_fill = 0;
-    }
-  }
+  if (!m_ctx) m_ctx.reset(Sha256().m_ctx.release());  // a moved-from object starts over
+  if (EVP_DigestUpdate(m_ctx.get(), data.data(), data.size()) != 1) fail("EVP_DigestUpdate");
   return *this;
 }
 
@@ -66,21 +70,19 @@ Sha256& Sha256::field(std::string_view data) {
 }
 
 std::string Sha256::hex_digest() {
-  uint64_t bits = m_length * 8;
-  unsigned char pad = 0x80;
-  update(std::string_view(reinterpret_cast<const char*>(&pad), 1));
-  unsigned char zero = 0;
-  while (m_fill != 56) update(std::string_view(reinterpret_cast<const char*>(&zero), 1));
-  unsigned char len[8];
-  for (int i = 0; i < 8; ++i) len[i] = static_cast<unsigned char>(bits >> (56 - 8 * i));
-  update(std::string_view(reinterpret_cast<const char*>(len), 8));
-  static const char* hex = "0123456789abcdef";
-  std::string out;
-  for (uint32_t v : m_state)
-    for (int i = 7; i >= 0; --i) out += hex[(v >> (4 * i)) & 0xf];
-  return out;
+  if (!m_ctx) return sha256_hex("");
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_DigestFinal_ex(m_ctx.get(), digest, &size) != 1) fail("EVP_DigestFinal_ex");
+  init(m_ctx.get());
+  return to_hex(digest, size);
 }
 
-std::string sha256_hex(std::string_view data) { return Sha256().update(data).hex_digest(); }
+std::string sha256_hex(std::string_view data) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (EVP_Digest(data.data(), data.size(), digest, &size, EVP_sha256(), nullptr) != 1) fail("EVP_Digest(SHA-256)");
+  return to_hex(digest, size);
+}
 
 }  // namespace ptxbench

@@ -17,6 +17,7 @@
 #include "common/json_fields.h"
 #include "common/sha256.h"
 #include "common/text.h"
+#include "compile/ptxb_triton_package.h"
 #include "compile/triton_check.h"
 
 namespace ptxbench {
@@ -130,12 +131,11 @@ TritonBuilder::TritonBuilder(TritonBuildOptions options) : m_options(std::move(o
   if (m_options.python.empty()) m_options.python = default_python_command();
   if (m_options.cache_dir.empty()) m_options.cache_dir = cache_root() / "triton";
   if (m_options.shim.empty()) m_options.shim = executable_dir().parent_path() / "lib" / "libptxb_triton_shim.so";
-  if (m_options.script.empty()) m_options.script = data_root() / "src" / "compile" / "triton_build.py";
+  if (m_options.script.empty()) m_options.script = ptxb_triton_package_dir() / "triton_build.py";
   if (!fs::is_regular_file(m_options.shim))
     throw EnvironmentError(kLib, "the Triton shim " + m_options.shim.string() + " is missing (build ptxb_triton_shim)");
   if (!fs::is_regular_file(m_options.script))
-    throw EnvironmentError(kLib, "the build script " + m_options.script.string() +
-                                     " is missing (set PTXBENCH_HOME to the ptxbench data root)");
+    throw EnvironmentError(kLib, "the build script " + m_options.script.string() + " is missing");
   m_runtime = &python_runtime(m_options.python);
   require_triton_runtime(*m_runtime);
 }
@@ -154,6 +154,9 @@ TritonBuildResult TritonBuilder::build(const std::string& source, const ordered_
   TritonBuildResult r;
   Sha256 h;
   h.field("ptxbench-triton-build-v1").field(read_file(m_options.script));
+  // The module the script loads from its folder (the platform key it pins) is part of the pass too.
+  fs::path key_module = m_options.script.parent_path() / "platform_key.py";
+  h.field(fs::is_regular_file(key_module) ? read_file(key_module) : std::string("-"));
   h.field(m_runtime->executable).field(m_runtime->version).field(m_runtime->torch.value_or("-")).field(m_runtime->triton.value_or("-"));
   h.field(m_options.libcuda_dir).field(tensors.dump()).field(source);
   r.key = h.hex_digest();

@@ -1,6 +1,6 @@
 // The build pass of a Triton candidate (docs/triton.md, "The GPU side"): Triton compiles a kernel at
 // its first call, with processes (ptxas, the C compiler for its launcher) that the runner's
-// system-call filter forbids. So, on the GPU host, a trusted script (src/compile/triton_build.py)
+// system-call filter forbids. So, on the GPU host, a trusted script (src/python/ptxb_triton/triton_build.py)
 // imports the candidate in a sandbox and calls run() on the workload's shapes, filling a private
 // Triton cache; the runner then runs from that cache only. The artifact folder it leaves is what
 // the runner loads, like a CUDA candidate's build folder:
@@ -71,7 +71,7 @@ struct TritonBuildOptions {
   std::string python;    ///< empty: default_python_command()
   fs::path cache_dir;    ///< empty: cache_root()/triton
   fs::path shim;         ///< empty: lib/libptxb_triton_shim.so beside bin/ of this executable
-  fs::path script;       ///< empty: data_root()/src/compile/triton_build.py
+  fs::path script;       ///< empty: triton_build.py of ptxb_triton_package_dir(); platform_key.py beside it
   double timeout_s = 300.0;
   bool use_cache = true;
   int device = 0;  ///< the CUDA device the build pass runs on (the evaluation's)

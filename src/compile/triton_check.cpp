@@ -15,6 +15,7 @@
 #include "common/sha256.h"
 #include "common/subprocess.h"
 #include "common/text.h"
+#include "compile/ptxb_triton_package.h"
 #include "sandbox/sandbox.h"
 
 namespace ptxbench {
@@ -214,7 +215,7 @@ std::optional<std::string> installed_triton_version(const std::string& command) 
   return known[command] = version;
 }
 
-fs::path default_triton_checker_path() { return data_root() / "src" / "compile" / "triton_check.py"; }
+fs::path default_triton_checker_path() { return ptxb_triton_package_dir() / "triton_check.py"; }
 
 // ---------------------------------------------------------------------------------------------
 // The checker.
@@ -225,8 +226,7 @@ TritonChecker::TritonChecker(TritonCheckOptions options) : m_options(std::move(o
   if (m_options.checker.empty()) m_options.checker = default_triton_checker_path();
   if (m_options.python.empty()) m_options.python = default_python_command();
   if (!fs::is_regular_file(m_options.checker))
-    throw EnvironmentError(kLib, "the checker " + m_options.checker.string() +
-                                     " is missing (set PTXBENCH_HOME to the ptxbench data root)");
+    throw EnvironmentError(kLib, "the checker " + m_options.checker.string() + " is missing");
   m_python = &python_interpreter(m_options.python);
 }
 

@@ -1,5 +1,5 @@
 // The compile stage of a Triton candidate (docs/triton.md): our trusted checker
-// (src/compile/triton_check.py) parses the file with Python's `ast`, never importing or running it,
+// (src/python/ptxb_triton/triton_check.py) parses the file with Python's `ast`, never importing or running it,
 // and reports the entry point, the @triton.jit kernels and every banned use; this runs it (isolated,
 // sandboxed, time-limited) and maps its report to the CompileResult the CUDA stage gives.
 //
@@ -102,7 +102,8 @@ std::string default_python_command();
 /// probed once per process; nullopt when it has none.
 std::optional<std::string> installed_triton_version(const std::string& command);
 
-/// src/compile/triton_check.py under data_root(): the checker travels with the data files.
+/// triton_check.py in the package this binary embeds (ptxb_triton_package_dir(), written to the
+/// cache): the checker always matches the C++ that reads its report.
 fs::path default_triton_checker_path();
 
 struct TritonCheckOptions {

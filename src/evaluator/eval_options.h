@@ -30,7 +30,7 @@ struct EvalOptions {
   bool profile = true;  ///< runtime SASS counts (target-instruction verdict)
   /// ncu: Nsight Compute (the default). cupti: CUPTI SASS metrics inside the runner
   /// (sass/pc_counts.h), experimental: on CUPTI 13.0 it records only the first kernel launched,
-  /// which makes every evaluation INFRA_ERROR, never a wrong verdict (NOTES.md, session 3).
+  /// which makes every evaluation INFRA_ERROR, never a wrong verdict (results/runtime_sass_tools.md).
   /// Trusted prebuilt libraries have no cubin listing to map offsets with and always use ncu.
   SassTool sass_tool = SassTool::ncu;
   /// Profile even a cubin without mechanism opcodes (comparing the tools; the verdict is the same).

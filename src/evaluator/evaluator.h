@@ -1,12 +1,12 @@
-// The evaluation pipeline of docs/design.md §4, in order: compile → static SASS → sanitize → correctness →
-// runtime SASS → timing. Each stage can end the evaluation with its status; the verdict records
-// every stage that ran. The evaluator is the trusted worker: candidate code runs only in
-// sandboxed runner processes that it starts and kills.
+// The evaluation pipeline of docs/design.md §4, in order: compile → static SASS → (a Triton
+// candidate's build pass) → sanitize → correctness → runtime SASS → timing. Each stage is a
+// function in evaluator/stages/ from the evaluation's inputs to its section or a failure that ends
+// the evaluation with its status; the evaluator runs them in order (the scheduler holds the GPU),
+// and records every stage that ran in the verdict. The evaluator is the trusted worker: candidate
+// code runs only in sandboxed runner processes that it starts and kills.
 #pragma once
 
-#include <functional>
 #include <map>
-#include <set>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,18 +16,13 @@
 #include "compile/triton_check.h"
 #include "evaluator/eval_options.h"
 #include "definitions/catalog.h"
-#include "gpu/activity_recorder.h"
-#include "gpu/l2_flush.h"
-#include "gpu/shared_allocation.h"
-#include "timing/timing_policy.h"
-#include "verdict/correctness.h"
 #include "verdict/verdict.h"
 #include "evaluator/state_budget.h"
 #include "evaluator/workload_state.h"
 
 namespace ptxbench {
 
-struct RunnerLaunch;
+struct HostState;
 
 /// What Evaluator::build_triton_source did: `built` when the static checks and the build pass
 /// passed; the verdict's compile and static_sass sections hold the result, and its status and
@@ -62,28 +57,24 @@ class Evaluator {
   [[nodiscard]] const EvalOptions& options() const noexcept { return m_options; }
 
  private:
-  struct Context;
+  struct Evaluation;
   /// Resolves the workload (InputError for unknown names) and fills the verdict's header.
-  void begin(Context& c, const std::string& definition, const std::string& workload,
+  void begin(Evaluation& e, const std::string& definition, const std::string& workload,
              const std::optional<EvalOptions>& options) const;
-  Verdict run_stages(Context& c);
-  /// A Triton candidate's static checks (the compile section); false: the verdict is given.
-  bool check_triton(Context& c, const std::string& source);
-  /// A Triton candidate's build pass on the GPU (docs/triton.md) and the static SASS of its cubins.
-  bool stage_triton_build(Context& c);
-  bool stage_sanitize(Context& c);
-  bool stage_correctness(Context& c);
-  void baseline_starting(Context& c, const RunnerLaunch& launch);
-  /// A Triton candidate's launch-path calibration (docs/triton.md, "What the timing means for a
-  /// Triton candidate"): whether this evaluation times the probe (and its build), the probe's
-  /// runner, and the allowance its host bound gets.
-  void plan_triton_launch(Context& c, const ordered_json& tensors);
-  void launch_probe_starting(Context& c, RunnerLaunch launch);
-  LaunchAllowanceRecord triton_launch_allowance(Context& c, const std::function<RunnerReply(const RunnerRequest&)>& ask_baseline,
-                                                double call_budget_s);
-  void share_flush_buffer(const Context& c, SetupRequest& setup, std::vector<Fd>& fds);
-  bool stage_runtime_sass(Context& c);
-  bool stage_timing(Context& c);
+  /// A CUDA candidate's compile and static-SASS stages; false: the verdict is given.
+  bool compile(Evaluation& e, const std::string& source);
+  /// A Triton candidate's static checks; false: the verdict is given.
+  bool check(Evaluation& e, const std::string& source) const;
+  /// The GPU stages, in order, and the verdict's conclusion; anything thrown is ours (INFRA_ERROR).
+  Verdict run_stages(Evaluation& e);
+  /// The device, the environment and the scratch folder; false: the verdict is given.
+  bool prepare(Evaluation& e);
+  /// A Triton candidate's build pass on the GPU and the static SASS of its cubins; false: the verdict is given.
+  bool build_triton(Evaluation& e);
+  /// Sanitize, correctness, runtime SASS (shared), timing (alone); false: the verdict is given.
+  bool run_gpu_stages(Evaluation& e);
+  /// Pins this process to the GPU's local CPUs, once, before any runner starts (they inherit it).
+  const std::string& cpu_affinity(int device);
   WorkloadState& state_for(const ResolvedWorkload& w);
   const Catalog& m_catalog;
   EvalOptions m_options;
@@ -91,10 +82,7 @@ class Evaluator {
   std::unique_ptr<TritonBuilder> m_triton_builder;  ///< made at the first Triton candidate
   std::map<std::string, std::unique_ptr<WorkloadState>> m_states;
   std::unique_ptr<StateBudget> m_budget;
-  std::unique_ptr<L2Flusher> m_flusher;
-  std::unique_ptr<SharedAllocation> m_runner_flush;  ///< the runners' common L2 flush buffer
-  bool m_profile_needs_root = false;  ///< ncu found the performance counters reserved for administrators
-  std::set<std::string> m_ncu_refused;  ///< optional metrics this ncu refused (kNcuOptionalMetrics)
+  std::unique_ptr<HostState> m_host;
   std::optional<std::string> m_cpu_affinity;  ///< what pinning to the GPU's local CPUs did (once)
 };
 

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "common/error.h"
 #include "common/fs.h"
+#include "compile/ptxb_triton_package.h"
 #include "timing/call_integrity.h"
 
 namespace ptxbench {
@@ -13,15 +13,7 @@ std::string TritonLaunchKey::to_string() const {
                      triton, cuda_driver, nargs, probe_sha256.substr(0, 12));
 }
 
-fs::path triton_launch_probe_path() { return data_root() / "src" / "evaluator" / "triton_launch_probe.py"; }
-
-std::string triton_launch_probe_source() {
-  fs::path p = triton_launch_probe_path();
-  if (!fs::is_regular_file(p))
-    throw EnvironmentError("timing", "the Triton launch probe " + p.string() +
-                                         " is missing (set PTXBENCH_HOME to the ptxbench data root)");
-  return read_file(p);
-}
+std::string triton_launch_probe_source() { return std::string(ptxb_triton_module("launch_probe.py")); }
 
 TritonLaunchCalibration::TritonLaunchCalibration(const std::string& gpu_key, const fs::path& root)
     : m_store(gpu_key, "triton_launch", root) {}

@@ -1,5 +1,5 @@
 // The calibration of Triton's own launch path (docs/triton.md, "What the timing means for a Triton
-// candidate"): what a call of a trivial Triton kernel (our probe, src/evaluator/triton_launch_probe.py)
+// candidate"): what a call of a trivial Triton kernel (our probe, src/python/ptxb_triton/launch_probe.py)
 // costs the worker's clock beyond its device span and the baseline's overhead, when the worker times
 // it through the same runner, shim and timing stage as a candidate. Kept per GPU like the baseline's
 // calibration (calibration_store.h), keyed by what the path depends on; its median, capped, is the
@@ -28,9 +28,7 @@ struct TritonLaunchKey {
   [[nodiscard]] std::string to_string() const;
 };
 
-/// data_root()/src/evaluator/triton_launch_probe.py.
-fs::path triton_launch_probe_path();
-/// The probe's source; EnvironmentError when it is missing (set PTXBENCH_HOME).
+/// The probe's source: launch_probe.py of the package this binary embeds (ptxb_triton_package.h).
 std::string triton_launch_probe_source();
 
 class TritonLaunchCalibration {

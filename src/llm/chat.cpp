@@ -1,4 +1,4 @@
-#include "agent/chat.h"
+#include "llm/chat.h"
 
 #include "common/error.h"
 

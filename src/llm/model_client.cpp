@@ -1,6 +1,6 @@
 // Model config validation, the libcurl transport and the retry loop shared by both providers; the
 // wire formats themselves are in wire_format.cpp.
-#include "agent/model_client.h"
+#include "llm/model_client.h"
 
 #include <curl/curl.h>
 
@@ -16,7 +16,7 @@
 #include <optional>
 #include <random>
 
-#include "agent/wire_format.h"
+#include "llm/wire_format.h"
 #include "common/text.h"
 
 namespace ptxbench {

@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "agent/chat.h"
-#include "agent/retry_policy.h"
+#include "llm/chat.h"
+#include "llm/retry_policy.h"
 #include "common/error.h"
 #include "common/json_check.h"
 

@@ -1,4 +1,4 @@
-#include "agent/retry_policy.h"
+#include "llm/retry_policy.h"
 
 #include <curl/curl.h>
 

@@ -1,4 +1,4 @@
-#include "agent/wire_format.h"
+#include "llm/wire_format.h"
 
 #include <algorithm>
 #include <array>

@@ -5,8 +5,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "agent/chat.h"
-#include "agent/model_client.h"
+#include "llm/chat.h"
+#include "llm/model_client.h"
 
 namespace ptxbench {
 

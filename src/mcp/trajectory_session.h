@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "definitions/catalog.h"
 #include "prompt/prompt_builder.h"
 #include "service/service_client.h"

@@ -1,4 +1,4 @@
-#include "adapt/notes_feedback.h"
+#include "notes/notes_feedback.h"
 
 #include "common/enum_names.h"
 #include "common/text.h"

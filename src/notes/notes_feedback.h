@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "adapt/notes_store.h"
+#include "notes/notes_store.h"
 
 namespace ptxbench {
 

@@ -1,4 +1,4 @@
-#include "adapt/notes_store.h"
+#include "notes/notes_store.h"
 
 #include <fmt/format.h>
 

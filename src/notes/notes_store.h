@@ -42,7 +42,7 @@
 #include <string_view>
 #include <vector>
 
-#include "adapt/repair_note.h"
+#include "notes/repair_note.h"
 #include "common/error.h"
 #include "common/sqlite_db.h"
 

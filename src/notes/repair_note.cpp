@@ -1,4 +1,4 @@
-#include "adapt/repair_note.h"
+#include "notes/repair_note.h"
 
 #include <fmt/format.h>
 

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "common/json_check.h"
 #include "report/bootstrap.h"
 #include "report/metrics.h"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "embedded/report_assets.h"  // generated from src/report/assets/ (src/CMakeLists.txt)
 #include "report/report_format.h"
 #include "report/report_html.h"
 
@@ -16,17 +17,8 @@ constexpr const char* kRefinementColor = "#1f77b4";
 
 std::string e(std::string_view s) { return html_escape(s); }
 
-constexpr const char* kStyle = R"CSS(
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:0 auto;max-width:1340px;padding:16px 24px;color:#1b1b1b;background:#fff}
-h1{font-size:24px;margin:8px 0}h2{font-size:19px;margin:28px 0 8px;border-bottom:1px solid #ddd;padding-bottom:4px}h3{font-size:15px;margin:14px 0 4px}
-table{border-collapse:collapse;margin:6px 0 10px}th,td{border:1px solid #d8d8d8;padding:3px 8px;text-align:left;vertical-align:top}
-th{background:#f3f5f7}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-.note{color:#555;margin:2px 0 6px;max-width:1100px}.small{font-size:12px;color:#666}.bad{color:#b3261e}
-.fake-banner{border:2px solid #b3261e;padding:6px 10px;font-weight:600}.band{color:#666;font-size:12px}
-.charts{display:flex;flex-wrap:wrap;gap:18px}.chart{border:1px solid #e2e2e2;border-radius:4px;padding:6px}
-.legend{display:flex;gap:16px;margin:6px 0}.swatch{display:inline-block;width:18px;height:4px;margin-right:6px;vertical-align:middle}
-dl dt{font-weight:600;margin-top:6px}dl dd{margin-left:18px;max-width:1100px}
-)CSS";
+// src/report/assets/agent_comparison.css, embedded at build time.
+constexpr std::string_view kStyle = embedded::report_assets::agent_comparison_css;
 
 std::string side_name(bool agent) { return agent ? "agent" : "refinement"; }
 

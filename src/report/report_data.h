@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "report/bootstrap.h"
 #include "report/intervals.h"
 #include "report/metrics.h"

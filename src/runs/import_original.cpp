@@ -1,4 +1,4 @@
-#include "agent/import_original.h"
+#include "runs/import_original.h"
 
 #include <algorithm>
 #include <charconv>

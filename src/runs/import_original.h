@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "common/json_check.h"
 
 namespace ptxbench {

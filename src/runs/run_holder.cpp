@@ -1,4 +1,4 @@
-#include "agent/run_holder.h"
+#include "runs/run_holder.h"
 
 #include <unistd.h>
 

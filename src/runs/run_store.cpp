@@ -1,4 +1,4 @@
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 
 #include "common/clock.h"
 

@@ -14,7 +14,7 @@
 
 #include "common/error.h"
 #include "common/json_check.h"
-#include "agent/run_holder.h"
+#include "runs/run_holder.h"
 #include "common/sqlite_db.h"
 #include "compile/triton_check.h"
 #include "verdict/verdict.h"
@@ -75,7 +75,7 @@ inline constexpr const char* kMeasuredOrigin = "measured";
 inline constexpr const char* kImportedOriginPrefix = "imported:";
 
 /// A chat message as stored. Our own minimal type: the provider-neutral ChatMessage of
-/// agent/chat.h converts to and from it by role and content.
+/// llm/chat.h converts to and from it by role and content.
 struct StoredMessage {
   std::string role;     ///< system, user, assistant
   std::string content;

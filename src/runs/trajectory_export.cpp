@@ -1,4 +1,4 @@
-#include "agent/trajectory_export.h"
+#include "runs/trajectory_export.h"
 
 #include "common/clock.h"
 

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "common/fs.h"
 #include "common/json_check.h"
 

@@ -1,34 +1,26 @@
+// The Redis client over hiredis's blocking API: connection, AUTH/SELECT, one command at a time, and
+// hiredis's replies converted to RedisReply.
 #include "service/redis_client.h"
 
-#include <fcntl.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <hiredis.h>
 #include <poll.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/time.h>
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <charconv>
-#include <chrono>
+#include <cmath>
 #include <cstring>
-#include <memory>
 
 #include "common/fs.h"
 
 namespace ptxbench {
 namespace {
-
-// Redis refuses bulk strings above 512 MiB (proto-max-bulk-len); anything larger is a broken stream.
-constexpr int64_t kMaxBulkBytes = int64_t(512) << 20;
-// Replies we read nest at most a few levels (XREADGROUP: streams → entries → fields).
-constexpr int kMaxDepth = 32;
-
-double steady_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 int64_t parse_int(std::string_view s, const std::string& what) {
   int64_t v = 0;
@@ -38,20 +30,80 @@ int64_t parse_int(std::string_view s, const std::string& what) {
   return v;
 }
 
-/// Milliseconds left before `deadline` for poll(2); 0 when past.
-int poll_ms(double deadline) {
-  double left = deadline - steady_now();
-  return left <= 0 ? 0 : static_cast<int>(left * 1000) + 1;
+timeval to_timeval(double s) {
+  // Zero would mean "no timeout" to the socket options: never wait forever.
+  auto us = static_cast<long long>(std::llround(std::max(s, 0.001) * 1e6));
+  return timeval{static_cast<time_t>(us / 1'000'000), static_cast<suseconds_t>(us % 1'000'000)};
 }
 
-std::string encode_command(const std::vector<std::string>& argv) {
-  std::string out = fmt::format("*{}\r\n", argv.size());
-  for (const auto& a : argv) {
-    out += fmt::format("${}\r\n", a.size());
-    out += a;
-    out += "\r\n";
+RedisReply convert(const redisReply& r) {
+  RedisReply out;
+  switch (r.type) {
+    case REDIS_REPLY_NIL: break;
+    case REDIS_REPLY_INTEGER:
+      out.type = RedisReply::Type::integer;
+      out.integer = r.integer;
+      break;
+    case REDIS_REPLY_STATUS:
+      out.type = RedisReply::Type::status;
+      out.text.assign(r.str, r.len);
+      break;
+    case REDIS_REPLY_STRING:
+      out.type = RedisReply::Type::bulk;
+      out.text.assign(r.str, r.len);
+      break;
+    case REDIS_REPLY_ERROR:
+      out.type = RedisReply::Type::error;
+      out.text.assign(r.str, r.len);
+      break;
+    case REDIS_REPLY_ARRAY:
+      out.type = RedisReply::Type::array;
+      out.elements.reserve(r.elements);
+      for (std::size_t i = 0; i < r.elements; ++i) out.elements.push_back(convert(*r.element[i]));
+      break;
+    default: throw RedisConnectionError(fmt::format("hiredis returned a reply of unknown type {}", r.type));
   }
   return out;
+}
+
+/// hiredis writes with write(2): a server gone between two commands would raise SIGPIPE, which
+/// kills a process that did not ignore it (serve, worker). Blocks it on this thread for the
+/// duration of a command and swallows one it caused (the write then fails with EPIPE instead).
+class SigpipeGuard {
+ public:
+  SigpipeGuard() {
+    sigemptyset(&m_pipe);
+    sigaddset(&m_pipe, SIGPIPE);
+    sigset_t pending;
+    sigpending(&pending);
+    m_was_pending = sigismember(&pending, SIGPIPE) == 1;
+    pthread_sigmask(SIG_BLOCK, &m_pipe, &m_old);
+  }
+  ~SigpipeGuard() {
+    if (!m_was_pending) {
+      sigset_t pending;
+      sigpending(&pending);
+      if (sigismember(&pending, SIGPIPE) == 1) {
+        timespec zero{0, 0};
+        while (sigtimedwait(&m_pipe, nullptr, &zero) < 0 && errno == EINTR) {
+        }
+      }
+    }
+    pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
+  }
+  SigpipeGuard(const SigpipeGuard&) = delete;
+  SigpipeGuard& operator=(const SigpipeGuard&) = delete;
+
+ private:
+  sigset_t m_pipe{}, m_old{};
+  bool m_was_pending = false;
+};
+
+bool is_resp3_hello(const std::vector<std::string>& argv) {
+  if (argv.size() < 2 || argv[0].size() != 5) return false;
+  std::string name = argv[0];
+  for (char& c : name) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return name == "HELLO" && argv[1] != "2";
 }
 
 }  // namespace
@@ -139,59 +191,33 @@ std::string read_redis_password(const std::string& path) {
   return p;
 }
 
+void RedisClient::FreeContext::operator()(redisContext* c) const noexcept { redisFree(c); }
+
 RedisClient::RedisClient(RedisOptions options) : m_options(std::move(options)) { connect(); }
+RedisClient::~RedisClient() = default;
+RedisClient::RedisClient(RedisClient&&) noexcept = default;
+RedisClient& RedisClient::operator=(RedisClient&&) noexcept = default;
 
 std::string RedisClient::where() const { return fmt::format("{}:{}", m_options.host, m_options.port); }
 
 void RedisClient::close() noexcept {
-  m_socket.reset();
-  m_in.clear();
-  m_in_pos = 0;
+  m_context.reset();
+  m_timeout_s = -1;
 }
 
 void RedisClient::connect() {
   close();
-  double deadline = steady_now() + m_options.connect_timeout_s;
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* found = nullptr;
-  std::string port = std::to_string(m_options.port);
-  if (int rc = ::getaddrinfo(m_options.host.c_str(), port.c_str(), &hints, &found); rc != 0)
-    throw RedisConnectionError(fmt::format("cannot resolve {}: {}", where(), gai_strerror(rc)));
-  std::unique_ptr<addrinfo, decltype(&::freeaddrinfo)> addrs(found, &::freeaddrinfo);
-  std::string last_error = "no address";
-  for (addrinfo* a = addrs.get(); a; a = a->ai_next) {
-    Fd s(::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol));
-    if (!s.valid()) {
-      last_error = std::strerror(errno);
-      continue;
-    }
-    int rc = ::connect(s.get(), a->ai_addr, a->ai_addrlen);
-    if (rc != 0 && errno == EINPROGRESS) {
-      pollfd p{s.get(), POLLOUT, 0};
-      int n = ::poll(&p, 1, poll_ms(deadline));
-      if (n <= 0) {
-        last_error = n == 0 ? fmt::format("timed out after {} s", m_options.connect_timeout_s) : std::strerror(errno);
-        continue;
-      }
-      int err = 0;
-      socklen_t len = sizeof err;
-      ::getsockopt(s.get(), SOL_SOCKET, SO_ERROR, &err, &len);
-      rc = err == 0 ? 0 : -1;
-      errno = err;
-    }
-    if (rc != 0) {
-      last_error = std::strerror(errno);
-      continue;
-    }
-    int one = 1;
-    // Commands are single small writes answered before the next: Nagle would only add latency.
-    ::setsockopt(s.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    m_socket = std::move(s);
-    break;
+  // hiredis resolves the name (IPv4 or IPv6), connects within the timeout and sets TCP_NODELAY.
+  std::unique_ptr<redisContext, FreeContext> c(
+      redisConnectWithTimeout(m_options.host.c_str(), m_options.port, to_timeval(m_options.connect_timeout_s)));
+  if (!c) throw RedisConnectionError(fmt::format("cannot connect to {}: out of memory", where()));
+  if (c->err) {
+    std::string why = c->errstr;
+    if (why.find("Operation now in progress") != std::string::npos || why.find("timed out") != std::string::npos)
+      why = fmt::format("timed out after {} s", m_options.connect_timeout_s);
+    throw RedisConnectionError(fmt::format("cannot connect to {}: {}", where(), why));
   }
-  if (!m_socket.valid()) throw RedisConnectionError(fmt::format("cannot connect to {}: {}", where(), last_error));
+  m_context = std::move(c);
   try {
     if (!m_options.password.empty()) {
       if (m_options.user.empty())
@@ -206,141 +232,59 @@ void RedisClient::connect() {
   }
 }
 
-void RedisClient::send_all(const std::string& data, double deadline) {
-  std::size_t sent = 0;
-  while (sent < data.size()) {
-    ssize_t n = ::send(m_socket.get(), data.data() + sent, data.size() - sent, MSG_NOSIGNAL);
-    if (n > 0) {
-      sent += static_cast<std::size_t>(n);
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd p{m_socket.get(), POLLOUT, 0};
-      if (::poll(&p, 1, poll_ms(deadline)) == 0) throw RedisConnectionError("timed out writing to " + where());
-      continue;
-    }
-    throw RedisConnectionError(fmt::format("lost the connection to {} while writing: {}", where(), std::strerror(errno)));
+void RedisClient::set_timeout(double timeout_s) {
+  if (timeout_s == m_timeout_s) return;
+  if (redisSetTimeout(m_context.get(), to_timeval(timeout_s)) != REDIS_OK) {
+    std::string why = m_context->errstr;
+    close();
+    throw RedisConnectionError(fmt::format("cannot set the timeout on the connection to {}: {}", where(), why));
   }
-}
-
-void RedisClient::fill(double deadline) {
-  if (m_in_pos > 0 && m_in_pos * 2 >= m_in.size()) {
-    m_in.erase(0, m_in_pos);
-    m_in_pos = 0;
-  }
-  char buf[16384];
-  for (;;) {
-    ssize_t n = ::recv(m_socket.get(), buf, sizeof buf, 0);
-    if (n > 0) {
-      m_in.append(buf, static_cast<std::size_t>(n));
-      return;
-    }
-    if (n == 0) throw RedisConnectionError("the server at " + where() + " closed the connection");
-    if (errno == EINTR) continue;
-    if (errno != EAGAIN && errno != EWOULDBLOCK)
-      throw RedisConnectionError(fmt::format("lost the connection to {}: {}", where(), std::strerror(errno)));
-    pollfd p{m_socket.get(), POLLIN, 0};
-    int ready = ::poll(&p, 1, poll_ms(deadline));
-    if (ready == 0) throw RedisConnectionError("timed out waiting for a reply from " + where());
-    if (ready < 0 && errno != EINTR)
-      throw RedisConnectionError(fmt::format("poll on the connection to {}: {}", where(), std::strerror(errno)));
-  }
-}
-
-std::string RedisClient::read_line(double deadline) {
-  for (;;) {
-    auto end = m_in.find("\r\n", m_in_pos);
-    if (end != std::string::npos) {
-      std::string line = m_in.substr(m_in_pos, end - m_in_pos);
-      m_in_pos = end + 2;
-      return line;
-    }
-    fill(deadline);
-  }
-}
-
-RedisReply RedisClient::read_reply(double deadline, int depth) {
-  if (depth > kMaxDepth) throw RedisConnectionError("protocol error: reply nested too deeply");
-  std::string line = read_line(deadline);
-  if (line.empty()) throw RedisConnectionError("protocol error: empty reply line");
-  char kind = line[0];
-  std::string_view rest = std::string_view(line).substr(1);
-  RedisReply r;
-  auto read_bulk = [&](int64_t len) {
-    if (len < 0 || len > kMaxBulkBytes) throw RedisConnectionError(fmt::format("protocol error: bulk length {}", len));
-    while (m_in.size() - m_in_pos < static_cast<std::size_t>(len) + 2) fill(deadline);
-    std::string s = m_in.substr(m_in_pos, static_cast<std::size_t>(len));
-    m_in_pos += static_cast<std::size_t>(len) + 2;
-    return s;
-  };
-  auto read_elements = [&](int64_t n) {
-    if (n < 0 || n > (int64_t(1) << 32)) throw RedisConnectionError(fmt::format("protocol error: {} elements", n));
-    r.type = RedisReply::Type::array;
-    r.elements.reserve(static_cast<std::size_t>(std::min<int64_t>(n, 4096)));
-    for (int64_t i = 0; i < n; ++i) r.elements.push_back(read_reply(deadline, depth + 1));
-  };
-  switch (kind) {
-    case '+': r.type = RedisReply::Type::status; r.text = rest; break;
-    case '-': r.type = RedisReply::Type::error; r.text = rest; break;
-    case ':': r.type = RedisReply::Type::integer; r.integer = parse_int(rest, "integer reply"); break;
-    case '$': {
-      int64_t len = parse_int(rest, "bulk length");
-      if (len == -1) break;  // RESP2 null bulk string
-      r.type = RedisReply::Type::bulk;
-      r.text = read_bulk(len);
-      break;
-    }
-    case '*': {
-      int64_t n = parse_int(rest, "array length");
-      if (n == -1) break;  // RESP2 null array (XREADGROUP that timed out)
-      read_elements(n);
-      break;
-    }
-    // RESP3, mapped onto the RESP2 shapes.
-    case '_': break;
-    case '#': r.type = RedisReply::Type::integer; r.integer = rest == "t" ? 1 : 0; break;
-    case ',':
-    case '(': r.type = RedisReply::Type::status; r.text = rest; break;
-    case '=': {  // verbatim string: "txt:" + text
-      r.type = RedisReply::Type::bulk;
-      r.text = read_bulk(parse_int(rest, "verbatim length"));
-      if (r.text.size() >= 4 && r.text[3] == ':') r.text.erase(0, 4);
-      break;
-    }
-    case '!': r.type = RedisReply::Type::error; r.text = read_bulk(parse_int(rest, "error length")); break;
-    case '%': read_elements(2 * parse_int(rest, "map length")); break;
-    case '~':
-    case '>': read_elements(parse_int(rest, "set length")); break;
-    case '|': {  // attributes precede the reply they describe: skip them
-      RedisReply skipped;
-      for (int64_t i = 0, n = 2 * parse_int(rest, "attribute length"); i < n; ++i) skipped = read_reply(deadline, depth + 1);
-      return read_reply(deadline, depth);
-    }
-    default: throw RedisConnectionError(fmt::format("protocol error: unknown reply type '{}'", kind));
-  }
-  return r;
+  m_timeout_s = timeout_s;
 }
 
 RedisReply RedisClient::command(const std::vector<std::string>& argv, double timeout_s) {
   if (argv.empty()) throw InputError("Redis", "empty command");
-  if (m_socket.valid()) {
+  if (is_resp3_hello(argv))
+    throw InputError("Redis", "RESP3 is not supported (HELLO " + argv[1] + "): hiredis 0.14 reads RESP2 only");
+  if (m_context) {
     // Nothing is outstanding between commands, so a readable socket means the server closed it (a
     // restart, an idle timeout) or sent what we cannot use: reconnect before sending. Not a retry:
     // this command has not been sent.
-    pollfd p{m_socket.get(), POLLIN | POLLRDHUP, 0};
+    pollfd p{m_context->fd, POLLIN | POLLRDHUP, 0};
     if (::poll(&p, 1, 0) != 0) close();
   }
-  if (!m_socket.valid()) connect();
-  double deadline = steady_now() + (timeout_s < 0 ? m_options.io_timeout_s : timeout_s);
-  RedisReply reply;
-  try {
-    send_all(encode_command(argv), deadline);
-    reply = read_reply(deadline, 0);
-  } catch (const RedisConnectionError&) {
-    close();  // the stream position is unknown now: a late reply must not answer the next command
-    throw;
+  if (!m_context) connect();
+  set_timeout(timeout_s < 0 ? m_options.io_timeout_s : timeout_s);
+
+  std::vector<const char*> args;
+  std::vector<std::size_t> lengths;
+  args.reserve(argv.size());
+  lengths.reserve(argv.size());
+  for (const auto& a : argv) {
+    args.push_back(a.data());
+    lengths.push_back(a.size());
   }
+  redisReply* raw;
+  int saved_errno;
+  {
+    SigpipeGuard guard;
+    raw = static_cast<redisReply*>(
+        redisCommandArgv(m_context.get(), static_cast<int>(args.size()), args.data(), lengths.data()));
+    saved_errno = errno;
+  }
+  if (!raw) {
+    // The stream position is unknown now: a late reply must not answer the next command.
+    std::string why = m_context->errstr;
+    int kind = m_context->err;
+    close();
+    if (kind == REDIS_ERR_IO && (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK))
+      throw RedisConnectionError("timed out waiting for a reply from " + where());
+    if (kind == REDIS_ERR_EOF) throw RedisConnectionError("the server at " + where() + " closed the connection");
+    if (kind == REDIS_ERR_PROTOCOL) throw RedisConnectionError("protocol error from " + where() + ": " + why);
+    throw RedisConnectionError(fmt::format("lost the connection to {}: {}", where(), why));
+  }
+  std::unique_ptr<redisReply, decltype(&freeReplyObject)> owned(raw, &freeReplyObject);
+  RedisReply reply = convert(*owned);
   if (reply.type == RedisReply::Type::error) {
     // A server that is up but cannot serve yet (replaying its AOF after a restart, a busy script,
     // a replica without its master) is as unusable as a down one: callers retry both alike.

@@ -1,15 +1,17 @@
-// A minimal Redis client of our own (no hiredis): one blocking TCP connection with deadlines, AUTH
-// (ACL user and password), and command(argv) returning a typed reply. It reads RESP2 and tolerates
-// the RESP3 types (null, boolean, double, map, set, verbatim and big numbers), mapping them onto
-// the RESP2 shapes. Used by the Redis Streams queue (redis_stream_queue.h); no pipelining.
+// A Redis client on hiredis (Debian's libhiredis-dev): one blocking TCP connection with timeouts,
+// AUTH (ACL user and password), and command(argv) returning a typed reply. RESP2 only (hiredis
+// 0.14 does not read RESP3; HELLO 3 is refused). Used by the Redis Streams queue
+// (redis_stream_queue.h); no pipelining.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/error.h"
-#include "common/fd.h"
+
+struct redisContext;  // hiredis
 
 namespace ptxbench {
 
@@ -38,9 +40,9 @@ class RedisConnectionError : public EnvironmentError {
 struct RedisReply {
   enum class Type { nil, integer, status, bulk, array, error };
   Type type = Type::nil;
-  int64_t integer = 0;              ///< integer (RESP3 booleans are 0/1)
-  std::string text;                 ///< status, bulk (RESP3 doubles and big numbers as text), error
-  std::vector<RedisReply> elements; ///< array (RESP3 maps flattened to key, value, key, value ...)
+  int64_t integer = 0;              ///< integer
+  std::string text;                 ///< status, bulk, error
+  std::vector<RedisReply> elements; ///< array
 
   [[nodiscard]] bool is_nil() const noexcept { return type == Type::nil; }
   /// The integer; throws RedisConnectionError (a reply of a shape we did not expect) on another type.
@@ -73,34 +75,35 @@ class RedisClient {
   /// Connects, authenticates and selects the database; throws RedisConnectionError (cannot reach
   /// the server) or RedisError (e.g. WRONGPASS: the server refused the credentials).
   explicit RedisClient(RedisOptions options);
-  RedisClient(RedisClient&&) noexcept = default;
-  RedisClient& operator=(RedisClient&&) noexcept = default;
+  ~RedisClient();
+  RedisClient(RedisClient&&) noexcept;
+  RedisClient& operator=(RedisClient&&) noexcept;
   RedisClient(const RedisClient&) = delete;
   RedisClient& operator=(const RedisClient&) = delete;
 
-  /// Sends argv as one command and reads its reply. `timeout_s` < 0 uses options.io_timeout_s; a
-  /// blocking command (XREADGROUP BLOCK) passes its block time plus a margin. A connection error
-  /// closes the socket and throws RedisConnectionError; the next command reconnects first (the
-  /// failed one is not retried: it may have run). A connection the server closed while idle (a
-  /// Redis restart) is noticed before sending and replaced silently.
+  /// Sends argv as one command (binary-safe) and reads its reply. `timeout_s` < 0 uses
+  /// options.io_timeout_s; a blocking command (XREADGROUP BLOCK) passes its block time plus a
+  /// margin. The timeout bounds each wait for the socket (SO_RCVTIMEO/SO_SNDTIMEO), not the
+  /// command as a whole. A connection error closes the connection and throws
+  /// RedisConnectionError; the next command reconnects first (the failed one is not retried: it
+  /// may have run). A connection the server closed while idle (a Redis restart) is noticed before
+  /// sending and replaced silently. InputError for an empty command or HELLO with protocol 3.
   RedisReply command(const std::vector<std::string>& argv, double timeout_s = -1);
-  [[nodiscard]] bool connected() const noexcept { return m_socket.valid(); }
+  [[nodiscard]] bool connected() const noexcept { return m_context != nullptr; }
   [[nodiscard]] const RedisOptions& options() const noexcept { return m_options; }
 
  private:
+  struct FreeContext {
+    void operator()(redisContext* c) const noexcept;
+  };
   void connect();
   void close() noexcept;
-  void send_all(const std::string& data, double deadline);
-  /// Reads more bytes into m_in; throws on timeout or a closed connection.
-  void fill(double deadline);
-  std::string read_line(double deadline);
-  RedisReply read_reply(double deadline, int depth);
+  void set_timeout(double timeout_s);
   [[nodiscard]] std::string where() const;
 
   RedisOptions m_options;
-  Fd m_socket;
-  std::string m_in;        ///< bytes received, not yet parsed, from m_in_pos on
-  std::size_t m_in_pos = 0;
+  std::unique_ptr<redisContext, FreeContext> m_context;
+  double m_timeout_s = -1;  ///< the socket timeouts now set on m_context
 };
 
 }  // namespace ptxbench

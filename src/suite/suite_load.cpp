@@ -76,7 +76,8 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
   std::atomic<bool> failed{false};
   std::mutex progress_mutex;
   std::string first_error;
-  bool input_error = false;  // the first failure was the request's or the user's (401): exit code 2
+  bool input_error = false;        // the first failure was the request's or the user's (401): exit code 2
+  bool environment_error = false;  // ... the service's (unreachable past the outage allowance): exit code 3
   int done = 0;
   auto start = std::chrono::steady_clock::now();
 
@@ -142,6 +143,7 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
         if (first_error.empty()) {
           first_error = std::string(e.what()) + " (submission " + std::to_string(i) + ", " + lc.c.name + ")";
           input_error = dynamic_cast<const InputError*>(&e) != nullptr;
+          environment_error = dynamic_cast<const EnvironmentError*>(&e) != nullptr;
         }
         failed = true;
         return;
@@ -156,6 +158,7 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
   for (auto& t : threads) t.join();
   report.wall_s = seconds_since(start);
   if (failed && input_error) throw InputError("load", first_error);
+  if (failed && environment_error) throw EnvironmentError("load", first_error);
   if (failed) throw Error("load", first_error);
   return report;
 }

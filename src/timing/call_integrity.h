@@ -24,12 +24,12 @@ struct IntegrityPolicy {
   /// `host_slack_fraction` of the median span. Beyond it the calls did work the spans do not show
   /// (host work inside ptxb_run, or spans forged smaller than the truth), and every call is
   /// charged the overshoot (charge_host_clock). Measured on the H200: honest evaluations read
-  /// −63…+39 µs, SD 23 µs (results/h200.md), mostly a shift per trial and per runner.
+  /// −63…+39 µs, SD 23 µs (results/measurement_integrity.md), mostly a shift per trial and per runner.
   double host_slack_us = 40.0;
   double host_slack_fraction = 0.02;
   /// A Triton candidate's slack also allows Triton's own launch path: the host time per call
   /// beyond the span that the worker measured on its trusted launch probe (a Triton kernel that
-  /// writes one element, src/evaluator/triton_launch_probe.py) through the same runner, shim and
+  /// writes one element, src/python/ptxb_triton/launch_probe.py) through the same runner, shim and
   /// timing, calibrated per GPU, Python, torch, Triton, driver and argument count (docs/triton.md,
   /// "What the timing means for a Triton candidate"). Only host work beyond that path is charged.
   /// The allowance never exceeds this, so a broken calibration cannot hand out free host time;

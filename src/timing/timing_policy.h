@@ -23,10 +23,12 @@ struct TimingPolicy {
   /// Experimental (off): each runner also overwrites one buffer of l2_flush_factor × L2, shared by
   /// both runners, in its own context right before each call, outside the span. The worker's own
   /// flush, from its process, leaves L2 clean when the call starts, and that favours cuBLASLt by
-  /// 1.3% against the pack's kernels on the H200 (results/h200.md, session 8, calls 7 and 9);
+  /// 1.3% against the pack's kernels on the H200 (results/measurement_integrity.md, calls 7 and 9 of
+  /// "the baseline timed by a trusted runner");
   /// with the runners' flush the speedups read as they did when both sides ran in one process.
   /// On until measured: the A/A with one flush buffer per runner read 0.995–1.009, so the buffer
-  /// is now shared (same dirty lines on both sides), which has not run on a GPU yet.
+  /// is now shared (same dirty lines on both sides); measured, that still spread the A/A to
+  /// −0.8…+1.2% (results/measurement_integrity.md, "before/after on one machine"), so it stays off.
   bool runner_l2_flush = false;
   /// Poison the outputs with NaN before every timed call too (outside the measured span), so a
   /// call can never pass by leaving the previous call's result in place.

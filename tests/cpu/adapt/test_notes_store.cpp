@@ -8,9 +8,9 @@
 #include <map>
 #include <set>
 
-#include "adapt/notes_feedback.h"
-#include "adapt/notes_store.h"
-#include "adapt/repair_note.h"
+#include "notes/notes_feedback.h"
+#include "notes/notes_store.h"
+#include "notes/repair_note.h"
 #include "common/fs.h"
 #include "common/sha256.h"
 #include "common/sqlite_db.h"

@@ -15,7 +15,7 @@
 #include "agent/code_extract.h"
 #include "agent/policy.h"
 #include "agent/run_config.h"
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/subprocess.h"

@@ -1,4 +1,4 @@
-// Importing the original PTXBench's per-turn results (agent/import_original.h): what a hand-written
+// Importing the original PTXBench's per-turn results (runs/import_original.h): what a hand-written
 // sample in the release's columns becomes in a run store, idempotence, malformed rows and missing
 // columns (nothing written), the refusals that keep imported and measured runs apart, an import
 // into a store migrated from schema 1, and — where the original's repository is mirrored — the
@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <map>
 
-#include "agent/import_original.h"
-#include "agent/run_store.h"
+#include "runs/import_original.h"
+#include "runs/run_store.h"
 #include "common/fs.h"
 #include "common/sha256.h"
 #include "cpu/agent/run_store_schema.h"

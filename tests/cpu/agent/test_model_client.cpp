@@ -16,10 +16,10 @@
 #include <random>
 #include <thread>
 
-#include "agent/chat.h"
-#include "agent/model_client.h"
-#include "agent/retry_policy.h"
-#include "agent/wire_format.h"
+#include "llm/chat.h"
+#include "llm/model_client.h"
+#include "llm/retry_policy.h"
+#include "llm/wire_format.h"
 #include "common/error.h"
 #include "helpers/fake_provider.h"
 #include "service/http_server.h"

@@ -8,13 +8,13 @@
 #include <functional>
 #include <mutex>
 
-#include "adapt/notes_feedback.h"
-#include "adapt/notes_store.h"
-#include "adapt/repair_note.h"
+#include "notes/notes_feedback.h"
+#include "notes/notes_store.h"
+#include "notes/repair_note.h"
 #include "agent/agent_run.h"
 #include "agent/run_config.h"
-#include "agent/run_store.h"
-#include "agent/trajectory_export.h"
+#include "runs/run_store.h"
+#include "runs/trajectory_export.h"
 #include "agent/turn_loop.h"
 #include "common/error.h"
 #include "common/fs.h"

@@ -12,8 +12,8 @@
 #include <set>
 #include <thread>
 
-#include "agent/run_store.h"
-#include "agent/trajectory_export.h"
+#include "runs/run_store.h"
+#include "runs/trajectory_export.h"
 #include "common/fs.h"
 #include "cpu/agent/run_store_schema.h"
 

@@ -13,7 +13,7 @@
 #include "agent/policy.h"
 #include "agent/run_config.h"
 #include "agent/run_preflight.h"
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "agent/sweep_evaluation.h"
 #include "agent/turn_loop.h"
 #include "common/error.h"

@@ -5,7 +5,7 @@
 
 #include <sstream>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "common/fs.h"
 #include "common/json_check.h"
 #include "common/subprocess.h"

@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "cpu/cli/cli_process.h"
 #include "common/fs.h"
 #include "common/json_check.h"

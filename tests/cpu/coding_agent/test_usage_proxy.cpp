@@ -10,8 +10,8 @@
 #include <cstdlib>
 #include <thread>
 
-#include "agent/model_client.h"
-#include "agent/run_store.h"
+#include "llm/model_client.h"
+#include "runs/run_store.h"
 #include "common/sqlite_db.h"
 #include "coding_agent/usage_ledger.h"
 #include "coding_agent/usage_proxy.h"

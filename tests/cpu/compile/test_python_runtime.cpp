@@ -72,7 +72,7 @@ TEST(TritonBuild, WithoutTorchTheBuilderRefusesToStartAndSaysWhy) {
   if (r->torch && r->triton) GTEST_SKIP() << "this host's Python has torch and Triton";
   TritonBuildOptions o;
   o.shim = fs::path(PTXBENCH_BUILD_DIR) / "lib" / "libptxb_triton_shim.so";
-  o.script = fs::path(PTXBENCH_SOURCE_DIR) / "src/compile/triton_build.py";
+  o.script = fs::path(PTXBENCH_SOURCE_DIR) / "src/python/ptxb_triton/triton_build.py";
   try {
     TritonBuilder builder(o);
     FAIL() << "a Python without torch/Triton cannot build Triton candidates";

@@ -1,5 +1,5 @@
 // The Triton compile stage without a GPU (docs/triton.md): every rule of the checker
-// (src/compile/triton_check.py) with small candidates that break it and close ones that do not,
+// (src/python/ptxb_triton/triton_check.py) with small candidates that break it and close ones that do not,
 // the report's JSON and its mapping to the compile result (status, message, lines), the size and
 // time limits, that the candidate is parsed and never run, and the static verdicts of the Triton
 // fixture suites (tests/fixtures/triton/).

@@ -157,7 +157,7 @@ TEST(TritonLaunchCalibration, TheVerdictReadsBackTheAllowanceAndTheFeedbackTells
 // names its kernel nothing the kernel-origin checks reserve.
 TEST(TritonLaunchCalibration, TheProbeIsAValidTritonCandidateOfEveryDefinition) {
   std::string probe = triton_launch_probe_source();
-  EXPECT_EQ(triton_launch_probe_path(), data_root() / "src/evaluator/triton_launch_probe.py");
+  EXPECT_EQ(probe, read_file(fs::path(PTXBENCH_SOURCE_DIR) / "src/python/ptxb_triton/launch_probe.py"));
   Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
   std::set<int> arities;
   for (const auto& def : catalog.definitions()) arities.insert(static_cast<int>(def.inputs.size() + def.outputs.size()));

@@ -43,9 +43,10 @@ TEST(HopperPack, ExpertBuildsWithThePackAndUsesItsMechanisms) {
   o.cache_dir = cache.path();
   CompileResult r = Compiler(o).compile(read_file(kPack / "experts/gemm_n7168_k5120.cu"));
   ASSERT_TRUE(r.ok()) << r.message << "\n" << r.log;
-  // As inlined in the expert (v9b, session 11): k-steps of 4 × m64n256k16 (the peeled first k-tiles
-  // that store the previous tile's boxes, the main loop, the register-epilogue path of stream-K
-  // pieces) and the tile boundary's halves of 2 × 4 × m64n128k16 (the last k-step, the handoff).
+  // As inlined in the expert (v9b, results/expert_gemm.md): k-steps of 4 × m64n256k16 (the peeled
+  // first k-tiles that store the previous tile's boxes, the main loop, the register-epilogue path of
+  // stream-K pieces) and the tile boundary's halves of 2 × 4 × m64n128k16 (the last k-step, the
+  // handoff).
   EXPECT_EQ(r.ptx.count("wgmma.mma_async"), 64);
   EXPECT_GT(r.ptx.count("cp.async.bulk.tensor:load"), 0);
   EXPECT_GT(r.ptx.count("cp.async.bulk.tensor:store"), 0) << "the epilogue stores by TMA";

@@ -10,7 +10,7 @@
 #include <memory>
 #include <thread>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "common/cuda_tools.h"
 #include "common/fs.h"
 #include "mcp/json_rpc.h"

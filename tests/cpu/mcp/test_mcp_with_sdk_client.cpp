@@ -6,7 +6,7 @@
 // Also the command's own refusals before it serves (no node needed).
 #include <gtest/gtest.h>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "common/cuda_tools.h"
 #include "common/fs.h"
 #include "common/sha256.h"

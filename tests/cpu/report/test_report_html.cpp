@@ -10,7 +10,7 @@
 #include <regex>
 #include <set>
 
-#include "agent/import_original.h"
+#include "runs/import_original.h"
 #include "common/fs.h"
 #include "common/subprocess.h"
 #include "report/report_data.h"

@@ -9,7 +9,7 @@
 #include <map>
 #include <regex>
 
-#include "agent/import_original.h"
+#include "runs/import_original.h"
 #include "common/fs.h"
 #include "report/report_data.h"
 #include "report/report_format.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "evaluator/eval_options.h"
 
 namespace ptxbench::test {

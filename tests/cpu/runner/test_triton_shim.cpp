@@ -72,7 +72,7 @@ Shim make_artifact(const fs::path& dir, const std::string& candidate, const std:
   return s;
 }
 
-// torch as far as the build script (src/compile/triton_build.py) and the shim use it.
+// torch as far as the build script (src/python/ptxb_triton/triton_build.py) and the shim use it.
 constexpr const char* kStubTorchForBuild = R"PY(
 __version__ = "0.0-stub"
 class _DType:
@@ -290,7 +290,7 @@ TEST(TritonShim, TheBuildPassLeavesAnArtifactFolderTheShimRuns) {
   o.python = python;
   o.cache_dir = tmp.path() / "cache";
   o.shim = kShim;
-  o.script = fs::path(PTXBENCH_SOURCE_DIR) / "src/compile/triton_build.py";
+  o.script = fs::path(PTXBENCH_SOURCE_DIR) / "src/python/ptxb_triton/triton_build.py";
   o.timeout_s = 60;
   TritonBuilder builder(o);
   EXPECT_EQ(builder.runtime().torch, "0.0-stub");

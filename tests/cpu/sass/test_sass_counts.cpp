@@ -62,7 +62,7 @@ TEST(NcuReport, CsvFieldsAndInstanceValues) {
   EXPECT_TRUE(parse_instance_values("0").empty());
 }
 
-// Output captured on the H200 (scripts/probe): kernel `pred` has an FFMA that is predicated off
+// Output captured on the H200 (scripts/bench/gpu_host_probe.sh): kernel `pred` has an FFMA that is predicated off
 // at run time. The warp count sees it; the predicate-true thread count does not.
 TEST(NcuReport, PredicatedOffInstructionsDoNotCount) {
   std::string csv = read_file(std::string(PTXBENCH_TEST_DATA) + "/data/ncu_probe_pred.csv");

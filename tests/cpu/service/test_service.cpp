@@ -371,6 +371,33 @@ TEST_F(ServiceTest, LoadDriverFindsAWrongVerdict) {
   EXPECT_EQ(s["by_status"]["TIMEOUT"]["count"], 3);
 }
 
+// A service that stays unreachable past the outage allowance (it went away in the middle of a load)
+// is the environment's failure, exit 3 in the CLI, never the load's own bug (exit 1).
+TEST_F(ServiceTest, LoadDriverReportsAServiceGoneBeyondItsOutageAsTheEnvironments) {
+  int probe = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(probe, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(::getsockname(probe, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  ::close(probe);  // nothing listens on this port now
+  LoadOptions o;
+  o.service = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  o.count = 2;
+  o.clients = 1;
+  o.outage_s = 0.5;
+  auto started = std::chrono::steady_clock::now();
+  try {
+    (void)run_load({fake_case("good", "// PTXB_FAKE_SECONDS=0.01", "PASSED")}, o);
+    FAIL() << "a load against no service finished";
+  } catch (const EnvironmentError& e) {
+    EXPECT_NE(std::string(e.what()).find("submission 0"), std::string::npos) << e.what();
+  }
+  EXPECT_GE(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), 0.5)
+      << "the client gave up before its outage allowance";
+}
+
 // What the agent and the MCP trajectories do with a task: a task the service no longer knows is
 // "forgotten" (then they submit again), a known one is not; a done task's verdict document is its
 // verdict, or a bare one of its status when it came without one.

@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "agent/agent_run.h"
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/subprocess.h"

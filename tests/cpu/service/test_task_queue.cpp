@@ -282,8 +282,8 @@ TEST_F(QueueTest, SurvivesReopeningAndRecoversRunningTasks) {
   EXPECT_EQ(c->task.note, "service restarted");
 }
 
-// A queue written by the previous schema (version 2, session 2's services) opens, keeps its
-// tasks and gains the per-device columns.
+// A queue written by an earlier schema (version 2, before the per-device columns) opens, keeps
+// its tasks and gains the per-device columns.
 TEST_F(QueueTest, AVersionTwoQueueIsMigrated) {
   {
     SqliteDb db(path());
@@ -305,9 +305,9 @@ TEST_F(QueueTest, AVersionTwoQueueIsMigrated) {
   EXPECT_EQ(reopened.get("old")->state, TaskState::queued);
 }
 
-// A queue of schema 3 (sessions 3 to 5) opens as schema 4: its tasks keep their place and gain
-// empty client fields, new tasks store who submitted them, and the counters start from the
-// finished tasks it held.
+// A queue of schema 3 (before the client fields and the counters) opens as schema 4: its tasks
+// keep their place and gain empty client fields, new tasks store who submitted them, and the
+// counters start from the finished tasks it held.
 TEST_F(QueueTest, AVersionThreeQueueIsMigrated) {
   {
     SqliteDb db(path());

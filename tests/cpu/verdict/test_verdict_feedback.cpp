@@ -129,8 +129,8 @@ TEST(Feedback, ServiceInfraVerdictRenders) {
   EXPECT_EQ(render_feedback(v), "Verdict: INFRA_ERROR\nworker failed: boom\n");
 }
 
-// Verdicts recorded on the H200 (results/h200.md) re-render offline from their JSON alone, to the
-// very text the JSON-reading renderer gave before the verdict was typed.
+// Verdicts recorded on the H200 (results/gemm_fixture_verdicts.md) re-render offline from their
+// JSON alone, to the very text the JSON-reading renderer gave before the verdict was typed.
 TEST(Feedback, RecordedH200VerdictsRenderUnchanged) {
   for (const char* name : {"h200_wgmma_tma_gemm", "h200_wrong_result"}) {
     SCOPED_TRACE(name);

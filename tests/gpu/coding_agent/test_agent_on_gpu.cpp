@@ -10,7 +10,7 @@
 
 #include <cstdlib>
 
-#include "agent/run_store.h"
+#include "runs/run_store.h"
 #include "coding_agent/agent_cli.h"
 #include "coding_agent/agent_runner.h"
 #include "common/fs.h"

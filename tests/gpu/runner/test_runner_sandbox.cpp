@@ -3,7 +3,7 @@
 // the worker), runs the trusted probe kernel that calibrates the worker's host bound, installs
 // seccomp before it loads a candidate, and reports spans and launches; the tools (compute-
 // sanitizer, ncu) run inside the same kind of sandbox. Prints what it measured (overhead of the
-// host bound, sandbox report) for results/h200.md.
+// host bound, sandbox report) for results/measurement_integrity.md and results/sandbox.md.
 #include <algorithm>
 #include <chrono>
 #include <iostream>

@@ -1,7 +1,7 @@
 // Runtime SASS counts. ncu (the default) runs only when the cubin holds a mechanism opcode; a
 // cubin without any gets all mechanisms false from its static listing. The experimental CUPTI
 // path must fail safe: either its counts equal ncu's exactly, or the evaluation is INFRA_ERROR
-// (on CUPTI 13.0 it records only the first kernel launched: NOTES.md, session 3).
+// (on CUPTI 13.0 it records only the first kernel launched: results/runtime_sass_tools.md).
 #include <fmt/format.h>
 
 #include "common/error.h"

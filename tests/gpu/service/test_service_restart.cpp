@@ -1,9 +1,10 @@
 // A service killed while a hang candidate spins under compute-sanitizer must not leave that runner
-// on the GPU (on the H200 one did, and every later timing on that GPU shared it: results/h200.md,
-// session 4). The chain: the service dies → its worker (PR_SET_PDEATHSIG) → compute-sanitizer
-// (PR_SET_PDEATHSIG) → the runner, which watches its parent and its owner, the worker (session 5:
-// watching the parent alone left 4 processes spinning: the tool's own helper outlives the tool). A restarted service would
-// also sweep its scratch root; this test checks the chain alone, before any restart.
+// on the GPU (on the H200 one did, and every later timing on that GPU shared it:
+// results/service_load.md). The chain: the service dies → its worker (PR_SET_PDEATHSIG) →
+// compute-sanitizer (PR_SET_PDEATHSIG) → the runner, which watches its parent and its owner, the
+// worker (on the H200 watching the parent alone left 4 processes spinning: the tool's own helper
+// outlives the tool). A restarted service would also sweep its scratch root; this test checks the
+// chain alone, before any restart.
 #include <algorithm>
 #include <chrono>
 #include <iostream>

@@ -4,7 +4,7 @@
 # The runner later finds everything there and never compiles: Triton's compiler starts processes
 # (ptxas, the C compiler) that the runner's system-call filter forbids.
 #
-#   python -I -B triton_build.py FOLDER SPEC.json [DEVICE]
+#   python -I -B triton_build.py FOLDER SPEC.json [DEVICE]   (platform_key.py beside it)
 #
 # FOLDER holds candidate.py; the cache is FOLDER/triton_cache (TRITON_CACHE_DIR, set by the
 # caller). Prints one line "PTXB-BUILD {json}" last: status ok | compile_error | runtime_error,
@@ -64,21 +64,13 @@ def cached_kernels(cache_dir):
 
 
 def pin_platform_key():
-    # Triton names the cache entries of its C modules (cuda_utils, launchers) by
-    # platform.architecture(sys.executable), which runs `file` on the interpreter: a venv's symlink
-    # here, the system's binary in the runner's embedded interpreter. Both sides pin one key
-    # instead (the shim, src/runner/triton_shim.cpp, does the same), so the runner finds what was built.
-    import importlib
-    import platform
-    import struct
-    key = ",".join([platform.machine(), platform.system(), "%dbit" % (struct.calcsize("P") * 8), "ELF"])
-    for name in ("triton.runtime.build", "triton.backends.nvidia.driver"):
-        try:
-            module = importlib.import_module(name)
-        except ImportError:
-            continue
-        if callable(getattr(module, "platform_key", None)):
-            module.platform_key = lambda: key
+    # The key the runner's shim pins too (platform_key.py beside this file). Run as a script with
+    # -I, this folder is not on sys.path: the module is loaded from its file.
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "platform_key.py")
+    spec = importlib.util.spec_from_file_location("ptxb_triton.platform_key", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.pin_platform_key()
 
 
 def main():
