@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <charconv>
 #include <cmath>
-#include <cstring>
 
 #include "common/fs.h"
 

@@ -70,7 +70,7 @@ std::vector<StreamEntry> RedisStreamQueue::read_group(const std::string& consume
   RedisReply r = m_client.command(argv, timeout);
   if (r.is_nil()) return {};  // blocked and nothing came
   std::vector<StreamEntry> out;
-  for (const auto& stream : r.as_array()) {  // [[stream, entries]] (RESP3: a map, flattened)
+  for (const auto& stream : r.as_array()) {  // [[stream, entries]]
     const auto& parts = stream.as_array();
     for (std::size_t i = 0; i + 1 < parts.size(); i += 2)
       for (auto& e : parse_entries(parts[i + 1])) out.push_back(std::move(e));
