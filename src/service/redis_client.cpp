@@ -44,15 +44,11 @@ RedisReply convert(const redisReply& r) {
       out.integer = r.integer;
       break;
     case REDIS_REPLY_STATUS:
-      out.type = RedisReply::Type::status;
-      out.text.assign(r.str, r.len);
-      break;
     case REDIS_REPLY_STRING:
-      out.type = RedisReply::Type::bulk;
-      out.text.assign(r.str, r.len);
-      break;
     case REDIS_REPLY_ERROR:
-      out.type = RedisReply::Type::error;
+      out.type = r.type == REDIS_REPLY_STATUS   ? RedisReply::Type::status
+                 : r.type == REDIS_REPLY_STRING ? RedisReply::Type::bulk
+                                                : RedisReply::Type::error;
       out.text.assign(r.str, r.len);
       break;
     case REDIS_REPLY_ARRAY:
