@@ -7,7 +7,6 @@
 #include <cmath>
 #include <map>
 #include <mutex>
-#include <numbers>
 #include <set>
 
 #include "adapt/teacher_call.h"
@@ -100,6 +99,134 @@ ordered_json dataset_info(const std::string& name) {
     return ordered_json{{"file_name", file}, {"formatting", "sharegpt"}, {"columns", {{"messages", "messages"}}}, {"tags", tags}};
   };
   return {{name + "_train", entry(kTrainFile)}, {name + "_eval", entry(kEvalFile)}};
+}
+
+// ---- build steps
+
+/// The teacher's reasoning for each item of the plan, concurrently; results land by index so the
+/// order never depends on timing. Empty results without a teacher. Counts result.teacher_calls.
+std::vector<std::optional<SynthesisResult>> synthesize_reasoning(BuildResult& result, const DataRecipe& recipe,
+                                                                 const fs::path& out_dir, const BuildOptions& options) {
+  const DatasetPlan& plan = result.plan;
+  const bool fixit = recipe.kind == RecordKind::fixit;
+  const std::size_t n = fixit ? plan.fixit.size() : plan.kernelgen.size();
+  std::vector<std::optional<SynthesisResult>> synthesized(n);
+  if (!recipe.teacher) return synthesized;
+  std::unique_ptr<ModelClient> owned;
+  ModelClient* client = options.teacher;
+  if (client == nullptr) {
+    owned = make_model_client(*recipe.teacher);
+    client = owned.get();
+  }
+  ReasoningSynthesizer synth(*client, recipe.teacher->model, recipe.reasoning, out_dir / kCacheDir);
+  std::mutex progress_mutex;
+  std::atomic<std::size_t> done{0};
+  for_each_request(n, recipe.reasoning.concurrency, [&](std::size_t i) {
+    ReasoningRequest request = fixit ? reasoning_request(plan.fixit[i]) : reasoning_request(plan.kernelgen[i]);
+    synthesized[i] = synth.synthesize(request);
+    std::size_t k = ++done;
+    if (options.progress) {
+      std::lock_guard lock(progress_mutex);
+      options.progress(fmt::format("reasoning {}/{}", k, n));
+    }
+  });
+  result.teacher_calls = synth.calls();
+  return synthesized;
+}
+
+/// The teacher's attempts over all items, and the items whose reasoning was accepted.
+struct ReasoningTally {
+  int64_t attempts = 0, accepted = 0;
+};
+
+/// Records, in the plan's canonical order; the held-out guard is checked again by each builder. An
+/// item whose reasoning was rejected is dropped (counted in result.reasoning_rejected).
+std::vector<SftRecord> build_records(BuildResult& result, const DataRecipe& recipe,
+                                     const std::vector<std::optional<SynthesisResult>>& synthesized, ReasoningTally& tally) {
+  const DatasetPlan& plan = result.plan;
+  const bool fixit = recipe.kind == RecordKind::fixit;
+  const HeldOutDefinitions held_out = recipe.held_out_set();
+  std::vector<SftRecord> records;
+  for (std::size_t i = 0; i < synthesized.size(); ++i) {
+    std::optional<RecordReasoning> reasoning;
+    if (synthesized[i]) {
+      const auto& s = *synthesized[i];
+      result.cache_hits += s.from_cache;
+      tally.attempts += s.attempts;
+      if (!s.accepted) {
+        ++result.reasoning_rejected;
+        continue;
+      }
+      ++tally.accepted;
+      reasoning = RecordReasoning{s.reasoning, s.teacher_model, s.attempts};
+    }
+    records.push_back(fixit ? fixit_record(plan.fixit[i], reasoning, held_out)
+                            : kernelgen_record(plan.kernelgen[i], reasoning, held_out));
+  }
+  return records;
+}
+
+/// The records split by trajectory: no trajectory on both sides.
+struct TrajectorySplit {
+  std::vector<const SftRecord*> train, eval;
+  std::size_t trajectories = 0, eval_trajectories = 0;
+};
+
+TrajectorySplit split_by_trajectory(const std::vector<SftRecord>& records, const DataRecipe& recipe) {
+  std::map<std::pair<std::string, int64_t>, std::size_t> group_of;
+  std::vector<std::size_t> record_group;
+  for (const auto& r : records) {
+    auto key = std::make_pair(r.meta.run_id, r.meta.trajectory_id);
+    auto it = group_of.emplace(key, group_of.size()).first;
+    record_group.push_back(it->second);
+  }
+  TrajectorySplit split;
+  const std::size_t groups = split.trajectories = group_of.size();
+  auto n_eval = static_cast<std::size_t>(std::llround(recipe.eval_fraction * static_cast<double>(groups)));
+  if (groups > 0 && n_eval >= groups) n_eval = groups - 1;
+  split.eval_trajectories = n_eval;
+  std::vector<bool> eval_group(groups, false);
+  auto group_order = seeded_permutation(groups, derive_seed(recipe.shuffle_seed, "split"));
+  for (std::size_t k = 0; k < n_eval; ++k) eval_group[group_order[k]] = true;
+  for (std::size_t i = 0; i < records.size(); ++i)
+    (eval_group[record_group[i]] ? split.eval : split.train).push_back(&records[i]);
+  return split;
+}
+
+/// The text of the three data files.
+struct DatasetFiles {
+  std::string train, eval, info;
+};
+
+ordered_json dataset_manifest(const DataRecipe& recipe, const BuildResult& result, const ReasoningTally& tally,
+                              const TrajectorySplit& split, const DatasetFiles& files) {
+  ordered_json m = {{"schema", kDatasetManifestSchema}, {"schema_version", kDatasetManifestVersion}};
+  m["name"] = recipe.name;
+  m["kind"] = to_string(recipe.kind);
+  m["ptxbench_version"] = PTXBENCH_VERSION;
+  m["recipe_sha256"] = recipe.sha256();
+  m["recipe"] = recipe.to_json();
+  m["loss_mask"] = kLossMaskConvention;
+  m["selection"] = result.plan.to_json();
+  if (recipe.teacher)
+    m["reasoning"] = {{"teacher_model", recipe.teacher->model},
+                      {"prompt_version", kReasoningPromptVersion},
+                      {"limits", recipe.reasoning.to_json()},
+                      {"accepted", tally.accepted},
+                      {"rejected", result.reasoning_rejected},
+                      {"teacher_calls", tally.attempts}};
+  else
+    m["reasoning"] = nullptr;
+  m["records"] = {{"total", result.records}, {"train", result.train}, {"eval", result.eval}};
+  m["split"] = {{"by", "trajectory"},
+                {"eval_fraction", recipe.eval_fraction},
+                {"trajectories", static_cast<int64_t>(split.trajectories)},
+                {"eval_trajectories", static_cast<int64_t>(split.eval_trajectories)}};
+  m["shares"] = shares(split.train, split.eval);
+  m["files"] = {{kTrainFile, file_entry(files.train, result.train)},
+                {kEvalFile, file_entry(files.eval, result.eval)},
+                {kDatasetInfoFile, file_entry(files.info, std::nullopt)}};
+  return m;
 }
 
 }  // namespace
@@ -224,287 +351,31 @@ BuildResult build_dataset(const RunStore& store, const DataRecipe& recipe, const
                           const BuildOptions& options) {
   BuildResult result;
   result.plan = plan_dataset(store, recipe);
-  const DatasetPlan& plan = result.plan;
-  const bool fixit = recipe.kind == RecordKind::fixit;
-  const std::size_t n = fixit ? plan.fixit.size() : plan.kernelgen.size();
   fs::create_directories(out_dir);
-
-  // Reasoning, concurrently; results land by index so the order never depends on timing.
-  std::vector<std::optional<SynthesisResult>> synthesized(n);
-  int64_t attempts_total = 0, accepted = 0;
-  if (recipe.teacher) {
-    std::unique_ptr<ModelClient> owned;
-    ModelClient* client = options.teacher;
-    if (client == nullptr) {
-      owned = make_model_client(*recipe.teacher);
-      client = owned.get();
-    }
-    ReasoningSynthesizer synth(*client, recipe.teacher->model, recipe.reasoning, out_dir / kCacheDir);
-    std::mutex progress_mutex;
-    std::atomic<std::size_t> done{0};
-    for_each_request(n, recipe.reasoning.concurrency, [&](std::size_t i) {
-      ReasoningRequest request = fixit ? reasoning_request(plan.fixit[i]) : reasoning_request(plan.kernelgen[i]);
-      synthesized[i] = synth.synthesize(request);
-      std::size_t k = ++done;
-      if (options.progress) {
-        std::lock_guard lock(progress_mutex);
-        options.progress(fmt::format("reasoning {}/{}", k, n));
-      }
-    });
-    result.teacher_calls = synth.calls();
-  }
-
-  // Records, in the plan's canonical order; the held-out guard is checked again by each builder.
-  const HeldOutDefinitions held_out = recipe.held_out_set();
-  std::vector<SftRecord> records;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::optional<RecordReasoning> reasoning;
-    if (synthesized[i]) {
-      const auto& s = *synthesized[i];
-      result.cache_hits += s.from_cache;
-      attempts_total += s.attempts;
-      if (!s.accepted) {
-        ++result.reasoning_rejected;
-        continue;
-      }
-      ++accepted;
-      reasoning = RecordReasoning{s.reasoning, s.teacher_model, s.attempts};
-    }
-    records.push_back(fixit ? fixit_record(plan.fixit[i], reasoning, held_out)
-                            : kernelgen_record(plan.kernelgen[i], reasoning, held_out));
-  }
-
-  // Split by trajectory (no trajectory on both sides), then a seeded order within each side.
-  std::map<std::pair<std::string, int64_t>, std::size_t> group_of;
-  std::vector<std::size_t> record_group;
-  for (const auto& r : records) {
-    auto key = std::make_pair(r.meta.run_id, r.meta.trajectory_id);
-    auto it = group_of.emplace(key, group_of.size()).first;
-    record_group.push_back(it->second);
-  }
-  const std::size_t groups = group_of.size();
-  auto n_eval = static_cast<std::size_t>(std::llround(recipe.eval_fraction * static_cast<double>(groups)));
-  if (groups > 0 && n_eval >= groups) n_eval = groups - 1;
-  std::vector<bool> eval_group(groups, false);
-  auto group_order = seeded_permutation(groups, derive_seed(recipe.shuffle_seed, "split"));
-  for (std::size_t k = 0; k < n_eval; ++k) eval_group[group_order[k]] = true;
-  std::vector<const SftRecord*> train, eval;
-  for (std::size_t i = 0; i < records.size(); ++i) (eval_group[record_group[i]] ? eval : train).push_back(&records[i]);
+  const std::vector<std::optional<SynthesisResult>> synthesized = synthesize_reasoning(result, recipe, out_dir, options);
+  ReasoningTally tally;
+  const std::vector<SftRecord> records = build_records(result, recipe, synthesized, tally);
+  const TrajectorySplit split = split_by_trajectory(records, recipe);
   auto shuffled = [&](const std::vector<const SftRecord*>& side, const char* purpose) {
     auto order = seeded_permutation(side.size(), derive_seed(recipe.shuffle_seed, purpose));
     std::string text;
     for (auto k : order) text += side[k]->jsonl_line();
     return text;
   };
-  std::string train_text = shuffled(train, "order/train"), eval_text = shuffled(eval, "order/eval");
-  std::string info_text = json_text(dataset_info(recipe.name));
+  DatasetFiles files{shuffled(split.train, "order/train"), shuffled(split.eval, "order/eval"),
+                     json_text(dataset_info(recipe.name))};
 
   result.records = static_cast<int64_t>(records.size());
-  result.train = static_cast<int64_t>(train.size());
-  result.eval = static_cast<int64_t>(eval.size());
+  result.train = static_cast<int64_t>(split.train.size());
+  result.eval = static_cast<int64_t>(split.eval.size());
+  result.manifest = dataset_manifest(recipe, result, tally, split, files);
 
-  ordered_json m = {{"schema", kDatasetManifestSchema}, {"schema_version", kDatasetManifestVersion}};
-  m["name"] = recipe.name;
-  m["kind"] = to_string(recipe.kind);
-  m["ptxbench_version"] = PTXBENCH_VERSION;
-  m["recipe_sha256"] = recipe.sha256();
-  m["recipe"] = recipe.to_json();
-  m["loss_mask"] = kLossMaskConvention;
-  m["selection"] = plan.to_json();
-  if (recipe.teacher)
-    m["reasoning"] = {{"teacher_model", recipe.teacher->model},
-                      {"prompt_version", kReasoningPromptVersion},
-                      {"limits", recipe.reasoning.to_json()},
-                      {"accepted", accepted},
-                      {"rejected", result.reasoning_rejected},
-                      {"teacher_calls", attempts_total}};
-  else
-    m["reasoning"] = nullptr;
-  m["records"] = {{"total", result.records}, {"train", result.train}, {"eval", result.eval}};
-  m["split"] = {{"by", "trajectory"},
-                {"eval_fraction", recipe.eval_fraction},
-                {"trajectories", static_cast<int64_t>(groups)},
-                {"eval_trajectories", static_cast<int64_t>(n_eval)}};
-  m["shares"] = shares(train, eval);
-  m["files"] = {{kTrainFile, file_entry(train_text, result.train)},
-                {kEvalFile, file_entry(eval_text, result.eval)},
-                {kDatasetInfoFile, file_entry(info_text, std::nullopt)}};
-  result.manifest = m;
-
-  write_file_atomic(out_dir / kTrainFile, train_text);
-  write_file_atomic(out_dir / kEvalFile, eval_text);
-  write_file_atomic(out_dir / kDatasetInfoFile, info_text);
-  write_file_atomic(out_dir / kCompositionFile, render_composition_html(m));
-  write_file_atomic(out_dir / kManifestFile, json_text(m));  // last: its presence marks a complete folder
+  write_file_atomic(out_dir / kTrainFile, files.train);
+  write_file_atomic(out_dir / kEvalFile, files.eval);
+  write_file_atomic(out_dir / kDatasetInfoFile, files.info);
+  write_file_atomic(out_dir / kCompositionFile, render_composition_html(result.manifest));
+  write_file_atomic(out_dir / kManifestFile, json_text(result.manifest));  // last: its presence marks a complete folder
   return result;
-}
-
-// ---- composition.html
-
-namespace {
-
-using report::html_escape;
-
-std::string compact(const ordered_json& j) { return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace); }
-
-constexpr const char* kPalette[] = {"#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
-                                    "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
-
-/// The report's colours for the turn labels (report_html.cpp), so the two pages agree.
-std::string label_color(const std::string& key) {
-  static const std::map<std::string, std::string> kColors = {
-      {"correct", "#2ca02c"},          {"numerical_error", "#ff7f0e"}, {"compilation_error", "#d62728"},
-      {"runtime_error", "#9467bd"},    {"sanitize_timeout", "#8c564b"}, {"kernel_timeout", "#e377c2"},
-      {"service_timeout", "#bcbd22"},  {"extraction_error", "#7f7f7f"}, {"other", "#17becf"},
-      {"infra_error", "#c7c7c7"}};
-  auto it = kColors.find(key);
-  return it == kColors.end() ? "#17becf" : it->second;
-}
-
-struct Slice {
-  std::string label;
-  int64_t count = 0;
-  std::string color;
-};
-
-std::vector<Slice> slices_of(const ordered_json& rows, bool labels) {
-  std::vector<Slice> out;
-  std::size_t i = 0;
-  for (const auto& row : rows) {
-    std::string key = row.value("key", "");
-    std::string name = labels ? row.value("name", key) : key;
-    out.push_back({name, row.value("records", int64_t{0}), labels ? label_color(key) : kPalette[i % std::size(kPalette)]});
-    ++i;
-  }
-  return out;
-}
-
-std::string pie_svg(const std::vector<Slice>& slices, const std::string& title) {
-  constexpr double cx = 110, cy = 110, r = 100;
-  int64_t total = 0;
-  for (const auto& s : slices) total += s.count;
-  std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="220" height="220" viewBox="0 0 220 220" role="img" aria-label="{}">)",
-                                html_escape(title));
-  if (total == 0) return svg + R"(<circle cx="110" cy="110" r="100" fill="#eee"/></svg>)";
-  double angle = -std::numbers::pi / 2;
-  for (const auto& s : slices) {
-    if (s.count == 0) continue;
-    double share = static_cast<double>(s.count) / static_cast<double>(total);
-    std::string tip = fmt::format("<title>{}: {} ({:.1f}%)</title>", html_escape(s.label), s.count, 100 * share);
-    if (s.count == total) {
-      svg += fmt::format(R"(<circle cx="{:.3f}" cy="{:.3f}" r="{:.3f}" fill="{}" stroke="#fff">{}</circle>)", cx, cy, r, s.color, tip);
-      break;
-    }
-    double end = angle + share * 2 * std::numbers::pi;
-    svg += fmt::format(R"(<path d="M{:.3f},{:.3f} L{:.3f},{:.3f} A{:.3f},{:.3f} 0 {} 1 {:.3f},{:.3f} Z" fill="{}" stroke="#fff">{}</path>)",
-                       cx, cy, cx + r * std::cos(angle), cy + r * std::sin(angle), r, r, share > 0.5 ? 1 : 0,
-                       cx + r * std::cos(end), cy + r * std::sin(end), s.color, tip);
-    angle = end;
-  }
-  return svg + "</svg>";
-}
-
-std::string bars_svg(const std::vector<Slice>& slices, const std::string& title) {
-  constexpr int gap = 10, height = 160, left = 36, bottom = 24;
-  constexpr std::size_t kMaxLabel = 12;  // characters under a bar; longer names are cut (the table has them whole)
-  int64_t max = 1;
-  std::size_t longest = 1;
-  for (const auto& s : slices) {
-    max = std::max(max, s.count);
-    longest = std::max(longest, std::min(kMaxLabel, s.label.size()));
-  }
-  const int bar = std::clamp(static_cast<int>(7 * longest) + 4, 34, 92);
-  int width = left + static_cast<int>(slices.size()) * (bar + gap) + gap;
-  std::string svg = fmt::format(R"(<svg xmlns="http://www.w3.org/2000/svg" width="{0}" height="{1}" viewBox="0 0 {0} {1}" role="img" aria-label="{2}">)",
-                                width, height + bottom + 8, html_escape(title));
-  svg += fmt::format(R"(<line x1="{0}" y1="8" x2="{0}" y2="{1}" stroke="#888"/><line x1="{0}" y1="{1}" x2="{2}" y2="{1}" stroke="#888"/>)",
-                     left, height + 8, width);
-  svg += fmt::format(R"(<text x="{}" y="16" font-size="11" text-anchor="end">{}</text>)", left - 4, max);
-  for (std::size_t i = 0; i < slices.size(); ++i) {
-    const auto& s = slices[i];
-    double h = static_cast<double>(height) * static_cast<double>(s.count) / static_cast<double>(max);
-    int x = left + gap + static_cast<int>(i) * (bar + gap);
-    svg += fmt::format(R"(<rect x="{}" y="{:.3f}" width="{}" height="{:.3f}" fill="{}"><title>{}: {}</title></rect>)", x,
-                       8 + height - h, bar, h, s.color, html_escape(s.label), s.count);
-    svg += fmt::format(R"(<text x="{}" y="{}" font-size="11" text-anchor="middle">{}</text>)", x + bar / 2, height + 22,
-                       html_escape(s.label.size() > kMaxLabel ? s.label.substr(0, kMaxLabel - 1) + "…" : s.label));
-  }
-  return svg + "</svg>";
-}
-
-std::string share_table(const ordered_json& rows, const std::vector<Slice>& slices) {
-  int64_t total = 0;
-  for (const auto& s : slices) total += s.count;
-  std::string t = R"(<table><tr><th></th><th>key</th><th class="num">records</th><th class="num">share</th><th class="num">train</th><th class="num">eval</th></tr>)";
-  std::size_t i = 0;
-  for (const auto& row : rows) {
-    t += fmt::format(R"(<tr><td><span class="sw" style="background:{}"></span></td><td>{}</td><td class="num">{}</td><td class="num">{:.1f}%</td><td class="num">{}</td><td class="num">{}</td></tr>)",
-                     slices[i].color, html_escape(slices[i].label), slices[i].count,
-                     total > 0 ? 100.0 * static_cast<double>(slices[i].count) / static_cast<double>(total) : 0.0,
-                     row.value("train", int64_t{0}), row.value("eval", int64_t{0}));
-    ++i;
-  }
-  return t + "</table>";
-}
-
-}  // namespace
-
-std::string render_composition_html(const ordered_json& m) {
-  std::string name = m.value("name", "");
-  std::string h = R"(<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">)"
-                  R"(<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">)";
-  h += "<title>Dataset composition: " + html_escape(name) + "</title><style>"
-       "body{font:14px/1.45 system-ui,-apple-system,\"Segoe UI\",sans-serif;margin:0 auto;max-width:1200px;padding:16px 24px;color:#1b1b1b}"
-       "table{border-collapse:collapse;margin:6px 0 10px}th,td{border:1px solid #d8d8d8;padding:3px 8px;text-align:left}"
-       "th{background:#f3f5f7}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}"
-       ".charts{display:flex;flex-wrap:wrap;gap:18px}.chart{border:1px solid #e2e2e2;border-radius:4px;padding:8px}"
-       ".sw{display:inline-block;width:12px;height:12px;border-radius:2px}code{font-size:12px}"
-       "</style></head><body>";
-  const auto& rec = m.value("records", ordered_json::object());
-  const auto& recipe = m.value("recipe", ordered_json::object());
-  h += "<h1>Dataset composition: " + html_escape(name) + "</h1>";
-  h += "<table>";
-  auto row = [&](const std::string& k, const std::string& v) { h += "<tr><th>" + k + "</th><td>" + v + "</td></tr>"; };
-  row("kind", html_escape(m.value("kind", "")));
-  row("records", fmt::format("{} (train {}, eval {})", rec.value("total", int64_t{0}), rec.value("train", int64_t{0}),
-                             rec.value("eval", int64_t{0})));
-  row("recipe sha256", "<code>" + html_escape(m.value("recipe_sha256", "")) + "</code>");
-  row("problem set", html_escape(recipe.contains("problem_set") ? compact(recipe["problem_set"]) : ""));
-  row("held out", html_escape(recipe.contains("held_out") ? compact(recipe["held_out"]) : "[]"));
-  row("balance", html_escape(recipe.contains("balance") ? compact(recipe["balance"]) : ""));
-  row("shuffle seed", html_escape(recipe.contains("shuffle_seed") ? compact(recipe["shuffle_seed"]) : ""));
-  const auto& reasoning = m.value("reasoning", ordered_json());
-  row("teacher", reasoning.is_object() ? html_escape(reasoning.value("teacher_model", "")) : "none (no reasoning)");
-  row("loss mask", html_escape(m.value("loss_mask", "")));
-  row("ptxbench", html_escape(m.value("ptxbench_version", "")));
-  h += "</table>";
-
-  const auto& sh = m.value("shares", ordered_json::object());
-  const std::pair<const char*, const char*> sections[] = {
-      {"definition", "Share per problem"}, {"label", "Share per label"}, {"turn", "Share per turn"}, {"prompt_tag", "Share per prompt tag"}};
-  h += R"(<div class="charts">)";
-  for (const auto& [dim, title] : sections) {
-    ordered_json rows = sh.value(dim, ordered_json::array());
-    auto slices = slices_of(rows, std::string_view(dim) == "label");
-    bool pie = std::string_view(dim) == "definition" || std::string_view(dim) == "label";
-    h += R"(<div class="chart"><h2>)" + std::string(title) + "</h2>";
-    h += pie ? pie_svg(slices, title) : bars_svg(slices, title);
-    h += share_table(rows, slices) + "</div>";
-  }
-  h += "</div>";
-
-  const auto& sel = m.value("selection", ordered_json::object());
-  h += "<h2>Selection</h2><table><tr><th>definition</th><th>label</th><th class=\"num\">available</th><th class=\"num\">kept</th></tr>";
-  for (const auto& s : sel.value("strata", ordered_json::array()))
-    h += fmt::format(R"(<tr><td>{}</td><td>{}</td><td class="num">{}</td><td class="num">{}</td></tr>)",
-                     html_escape(s.value("definition", "")), html_escape(s.value("label", "")), s.value("available", int64_t{0}),
-                     s.value("kept", int64_t{0}));
-  h += "</table><h2>Source runs</h2><table><tr><th>run</th><th>model</th><th class=\"num\">trajectories read</th></tr>";
-  for (const auto& r : sel.value("runs", ordered_json::array()))
-    h += fmt::format(R"(<tr><td>{}</td><td>{}</td><td class="num">{}</td></tr>)", html_escape(r.value("run", "")),
-                     html_escape(r.value("model", "")), r.value("trajectories_read", int64_t{0}));
-  h += "</table></body></html>\n";
-  return h;
 }
 
 // ---- data show

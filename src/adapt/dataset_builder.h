@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "adapt/data_recipe.h"
+#include "adapt/dataset_composition.h"
 #include "adapt/repair_pairs.h"
 #include "runs/run_store.h"
 
@@ -79,11 +80,6 @@ struct BuildResult {
 /// before stays in the cache for the next run.
 BuildResult build_dataset(const RunStore& store, const DataRecipe& recipe, const fs::path& out_dir,
                           const BuildOptions& options = {});
-
-/// composition.html from a manifest: pies of the shares per definition and label, bars per turn
-/// and prompt tag, with tables of counts. Self-contained: no script, no external resource, a CSP
-/// that forbids fetching any.
-std::string render_composition_html(const ordered_json& manifest);
 
 /// `ptxbench data show`: the manifest's summary, and whether each data file still has its hash.
 std::string describe_dataset(const fs::path& dir);

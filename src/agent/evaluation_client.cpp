@@ -14,8 +14,8 @@ namespace {
 class ServiceEvaluation final : public EvaluationClient {
  public:
   ServiceEvaluation(const ServiceClient& service, bool fake) : m_service(service), m_fake(fake) {}
-  std::string submit(const ordered_json& body, const std::string& key) override { return m_service.submit(body, key); }
-  ordered_json wait_done(const std::string& id, double timeout_s) override { return m_service.wait_done(id, timeout_s); }
+  std::string submit(const EvalRequest& request, const std::string& key) override { return m_service.submit(request, key); }
+  FinishedEvaluation wait_done(const std::string& id, double timeout_s) override { return m_service.wait_done(id, timeout_s); }
   bool forgot(const std::string& id) override { return m_service.forgot(id); }
   [[nodiscard]] bool fake() const override { return m_fake; }
 
@@ -29,17 +29,22 @@ class ServiceEvaluation final : public EvaluationClient {
 class InProcessFakeEvaluation final : public EvaluationClient {
  public:
   explicit InProcessFakeEvaluation(const Catalog& catalog) : m_catalog(catalog), m_backend(0) {}
-  std::string submit(const ordered_json& body, const std::string& key) override {
+  std::string submit(const EvalRequest& request, const std::string& key) override {
     std::lock_guard lock(m_mutex);
     if (auto it = m_by_key.find(key); !key.empty() && it != m_by_key.end()) return it->second;
-    EvalRequest request = parse_eval_request(body.dump(), m_catalog, EvalRequestLimits{}, "evaluation request");
-    Verdict v = m_backend.evaluate(request);
+    // Checked as the service checks what it receives.
+    EvalRequest checked = parse_eval_request(request.to_json().dump(), m_catalog, EvalRequestLimits{}, "evaluation request");
+    Verdict v = m_backend.evaluate(checked);
     std::string id = "dry-" + std::to_string(m_tasks.size() + 1);
-    m_tasks[id] = {{"id", id}, {"state", "done"}, {"status", to_string(v.status)}, {"verdict", v.to_json()}};
+    FinishedEvaluation& done = m_tasks[id];
+    done.id = id;
+    done.status = v.status;
+    done.task = {{"id", id}, {"state", "done"}, {"status", to_string(v.status)}};
+    done.verdict = std::move(v);
     if (!key.empty()) m_by_key[key] = id;
     return id;
   }
-  ordered_json wait_done(const std::string& id, double) override {
+  FinishedEvaluation wait_done(const std::string& id, double) override {
     std::lock_guard lock(m_mutex);
     auto it = m_tasks.find(id);
     if (it == m_tasks.end()) throw Error("fake evaluation", "no task " + id);
@@ -55,7 +60,7 @@ class InProcessFakeEvaluation final : public EvaluationClient {
   const Catalog& m_catalog;
   std::mutex m_mutex;
   FakeEvalBackend m_backend;
-  std::map<std::string, ordered_json> m_tasks;
+  std::map<std::string, FinishedEvaluation> m_tasks;
   std::map<std::string, std::string> m_by_key;
 };
 

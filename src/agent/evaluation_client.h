@@ -16,10 +16,10 @@ namespace ptxbench {
 class EvaluationClient {
  public:
   virtual ~EvaluationClient() = default;
-  /// The task id of the request `body`; the same idempotency key gives the same task back.
-  virtual std::string submit(const ordered_json& body, const std::string& idempotency_key) = 0;
-  /// The task's JSON once done (ServiceClient::verdict_document reads its verdict).
-  virtual ordered_json wait_done(const std::string& task_id, double timeout_s) = 0;
+  /// The task id of `request`; the same idempotency key gives the same task back.
+  virtual std::string submit(const EvalRequest& request, const std::string& idempotency_key) = 0;
+  /// The task once done, its verdict read.
+  virtual FinishedEvaluation wait_done(const std::string& task_id, double timeout_s) = 0;
   /// Whether the evaluator no longer knows the task (then it is submitted again).
   virtual bool forgot(const std::string& task_id) = 0;
   /// Whether its verdicts are known, before any comes back, to be fake (no GPU measured them).

@@ -4,6 +4,7 @@
 
 #include "common/error.h"
 #include "service/access_token.h"
+#include "agent/turn_loop.h"
 #include "service/eval_request.h"
 
 namespace ptxbench {
@@ -37,11 +38,9 @@ void check_run_config(RunTools& tools, const RunConfig& c, const fs::path& root)
   tools.tags = c.prompt_tags.empty() ? tools.prompts->default_tags() : c.prompt_tags;
   for (const auto& d : c.definitions) {
     (void)catalog.definition(d);
-    ordered_json probe = {{"definition", d}, {"source", "// config check"}};
-    if (!c.workload.empty()) probe["workload"] = c.workload;
-    if (!c.eval_options.empty()) probe["options"] = c.eval_options;
-    if (c.language != CandidateLanguage::cuda) probe["language"] = to_string(c.language);
-    (void)parse_eval_request(probe.dump(), catalog, EvalRequestLimits{}, "run config");
+    // The request a turn would send, checked as the service checks it.
+    EvalRequest probe = evaluation_request({d, c.workload, "", 0}, "// config check", c);
+    (void)parse_eval_request(probe.to_json().dump(), catalog, EvalRequestLimits{}, "run config");
     const Definition& def = catalog.definition(d);
     const Workload& w = c.workload.empty() ? catalog.default_workload(d) : catalog.find_workload(d, c.workload);
     if (!c.workloads.empty()) (void)select_workloads(catalog, d, c.workloads);  // every definition has the sweep's workloads

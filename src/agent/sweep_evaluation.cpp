@@ -36,13 +36,12 @@ class SweepEvaluation final : public EvaluationClient {
   SweepEvaluation(EvaluationClient& inner, const Catalog& catalog, WorkloadSelection selection)
       : m_inner(inner), m_catalog(catalog), m_selection(std::move(selection)) {}
 
-  std::string submit(const ordered_json& body, const std::string& key) override {
-    std::string definition = body.value("definition", "");
-    std::string id = kSweepTaskPrefix + definition + ":";
-    std::vector<const Workload*> workloads = select_workloads(m_catalog, definition, m_selection);
+  std::string submit(const EvalRequest& request, const std::string& key) override {
+    std::string id = kSweepTaskPrefix + request.definition + ":";
+    std::vector<const Workload*> workloads = select_workloads(m_catalog, request.definition, m_selection);
     for (std::size_t i = 0; i < workloads.size(); ++i) {
-      ordered_json one = body;
-      one["workload"] = workloads[i]->uuid;
+      EvalRequest one = request;
+      one.workload = workloads[i]->uuid;
       std::string task = m_inner.submit(one, key.empty() ? key : key + ":w" + std::to_string(i));
       if (task.empty() || task.find(',') != std::string::npos)
         throw Error("sweep evaluation", "the evaluation service returned task id '" + task + "', which a sweep cannot list");
@@ -51,7 +50,7 @@ class SweepEvaluation final : public EvaluationClient {
     return id;
   }
 
-  ordered_json wait_done(const std::string& id, double timeout_s) override {
+  FinishedEvaluation wait_done(const std::string& id, double timeout_s) override {
     SweepTask t = parse(id);
     const Definition& def = m_catalog.definition(t.definition);
     std::vector<const Workload*> workloads = select_workloads(m_catalog, t.definition, m_selection);
@@ -64,18 +63,16 @@ class SweepEvaluation final : public EvaluationClient {
       double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
       if (left <= 0)
         throw Error("sweep evaluation", fmt::format("sweep {} not done within {} s", id, timeout_s));
-      ordered_json document = ServiceClient::verdict_document(m_inner.wait_done(t.tasks[i], left));
-      Verdict v;
-      try {
-        v = Verdict::from_json(document);
-      } catch (const InputError& e) {
-        v = Verdict{};  // INFRA_ERROR: ours, the workload is evaluated again with the sweep
-        v.message = std::string("the evaluation service's verdict is unreadable: ") + e.what();
-      }
-      entries.push_back(sweep_entry(def, *workloads[i], std::move(v)));
+      // A workload without a readable verdict counts as its INFRA_ERROR: ours, evaluated again
+      // with the sweep.
+      entries.push_back(sweep_entry(def, *workloads[i], m_inner.wait_done(t.tasks[i], left).verdict_or_bare()));
     }
-    Verdict aggregate = aggregate_sweep(def.name, std::move(entries)).aggregate_verdict();
-    return {{"id", id}, {"state", "done"}, {"status", to_string(aggregate.status)}, {"verdict", aggregate.to_json()}};
+    FinishedEvaluation done;
+    done.id = id;
+    done.verdict = aggregate_sweep(def.name, std::move(entries)).aggregate_verdict();
+    done.status = done.verdict->status;
+    done.task = {{"id", id}, {"state", "done"}, {"status", to_string(done.status)}};
+    return done;
   }
 
   bool forgot(const std::string& id) override {

@@ -22,8 +22,8 @@ inline constexpr const char* kSweepTaskPrefix = "sweep:";
 /// Over `inner` (which, like `catalog`, must outlive it). submit() sends the request once per
 /// workload that `selection` names for the request's definition, each with its own "workload" and
 /// the idempotency key `key:w<index>` (a resumed turn gets the same tasks back), and returns the
-/// sweep's task id; wait_done() waits for every task (within one timeout) and answers
-/// {"id", "state": "done", "status", "verdict"} with the aggregate verdict; forgot() is true when
+/// sweep's task id; wait_done() waits for every task (within one timeout) and answers the
+/// aggregate verdict; forgot() is true when
 /// the service forgot any of them (the loop then submits the sweep again). A per-workload answer
 /// without a readable verdict counts as that workload's INFRA_ERROR.
 std::unique_ptr<EvaluationClient> make_sweep_evaluation(EvaluationClient& inner, const Catalog& catalog,

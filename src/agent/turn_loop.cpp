@@ -108,12 +108,14 @@ std::vector<StoredMessage> TrajectoryRunner::shape_context(const std::vector<Sto
   return latest;
 }
 
-ordered_json evaluation_request(const TrajectoryKey& key, const std::string& source, const RunConfig& config) {
-  ordered_json body = {{"definition", key.definition}, {"source", source}};
-  if (config.language == CandidateLanguage::triton) body["language"] = to_string(config.language);
-  if (!key.workload_uuid.empty()) body["workload"] = key.workload_uuid;
-  if (!config.eval_options.empty()) body["options"] = config.eval_options;
-  return body;
+EvalRequest evaluation_request(const TrajectoryKey& key, const std::string& source, const RunConfig& config) {
+  EvalRequest r;
+  r.definition = key.definition;
+  r.workload = key.workload_uuid;
+  r.source = source;
+  r.language = config.language;
+  if (!config.eval_options.empty()) r.set_options(config.eval_options, "run config: eval_options");
+  return r;
 }
 
 void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&)>& on_event) {
@@ -171,36 +173,36 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
       }
       case NextAction::submit_evaluation: {
         emit(turn, TurnPhase::evaluate);
-        ordered_json body = evaluation_request(key, *rp.last->candidate_source, m_config);
+        EvalRequest request = evaluation_request(key, *rp.last->candidate_source, m_config);
         // The key names the turn: a run killed between the submission and record_submission
         // gets the same task back when it resumes.
         std::string idem = m_run_id + ":" + std::to_string(id) + ":" + std::to_string(turn);
         // After an INFRA_ERROR the same candidate goes again under a key of its own, or the
         // service would hand the failed task back.
         if (rp.last->infra_attempts > 0) idem += ":infra" + std::to_string(rp.last->infra_attempts);
-        m_store.record_submission(id, turn, m_evaluation.submit(body, idem));
+        m_store.record_submission(id, turn, m_evaluation.submit(request, idem));
         break;
       }
       case NextAction::await_verdict: {
         const std::string& task = *rp.last->task_id;
-        ordered_json t;
+        FinishedEvaluation done;
         try {
-          t = m_evaluation.wait_done(task, m_config.eval_timeout_s);
+          done = m_evaluation.wait_done(task, m_config.eval_timeout_s);
         } catch (const Error&) {
           // An unknown task (expired from the service's queue, a new queue): submit it again.
           if (!m_evaluation.forgot(task)) throw;
-          ordered_json body = evaluation_request(key, *rp.last->candidate_source, m_config);
           std::string idem = m_run_id + ":" + std::to_string(id) + ":" + std::to_string(turn) + ":" +
                              std::to_string(rp.last->submissions + 1);
-          m_store.record_resubmission(id, turn, task, m_evaluation.submit(body, idem));
+          m_store.record_resubmission(id, turn, task,
+                                      m_evaluation.submit(evaluation_request(key, *rp.last->candidate_source, m_config), idem));
           break;
         }
-        ordered_json document = ServiceClient::verdict_document(t);
-        if (document.contains("status") && document["status"] == to_string(Status::INFRA_ERROR)) {
-          handle_infra_error(id, key, turn, task, document);
+        Verdict finished = done.verdict_or_bare();
+        if (finished.status == Status::INFRA_ERROR) {
+          handle_infra_error(id, key, turn, task, finished);
           break;
         }
-        Verdict verdict = m_store.record_verdict(id, turn, task, document);
+        Verdict verdict = m_store.record_verdict(id, turn, task, finished.to_json());
         emit(turn, TurnPhase::verdict, to_string(verdict.status), 0, verdict.fake_backend);
         break;
       }
@@ -232,10 +234,10 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
 }
 
 void TrajectoryRunner::handle_infra_error(int64_t id, const TrajectoryKey& key, int64_t turn, const std::string& task,
-                                          const ordered_json& document) {
-  int64_t attempt = m_store.record_infra_attempt(id, turn, task, document);
+                                          const Verdict& verdict) {
+  int64_t attempt = m_store.record_infra_attempt(id, turn, task, verdict.to_json());
   int seen = ++m_infra_seen[{id, turn}];
-  std::string why = Verdict::from_json(document).message;  // record_infra_attempt read it already
+  std::string why = verdict.message;
   if (why.empty()) why = "no message";
   std::string where = trajectory_label(key) + " turn " + std::to_string(turn);
   if (seen > m_config.infra_error_retries)

@@ -69,10 +69,9 @@ std::string protocol_note(const RunConfig& config, int64_t turn);
 /// table and details, or render_feedback's; or the extraction error) followed by protocol_note.
 std::string turn_feedback(const std::string& verdict_text, const RunConfig& config, int64_t turn);
 
-/// The service request for a turn's candidate: {"definition", "source", "workload"?, "options"?},
-/// and `"language": "triton"` only for a Triton run, so a CUDA request stays as it always was and
-/// services that predate the field keep taking it.
-ordered_json evaluation_request(const TrajectoryKey& key, const std::string& source, const RunConfig& config);
+/// The service request for a turn's candidate: its definition, workload, source, language and the
+/// run's eval_options (InputError naming the config field when they are not the service's options).
+EvalRequest evaluation_request(const TrajectoryKey& key, const std::string& source, const RunConfig& config);
 
 class TrajectoryRunner {
  public:
@@ -118,7 +117,7 @@ class TrajectoryRunner {
   /// Keeps an INFRA_ERROR verdict aside (record_infra_attempt), says so, and waits the back-off
   /// before the loop submits again; throws InfraErrorPersists past the re-run budget.
   void handle_infra_error(int64_t id, const TrajectoryKey& key, int64_t turn, const std::string& task,
-                          const ordered_json& document);
+                          const Verdict& verdict);
 
   std::string m_run_id;
   const NotesStore* m_notes;

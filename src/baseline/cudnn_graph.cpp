@@ -3,6 +3,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <sstream>
 
 namespace ptxbench::cudnn {
@@ -50,6 +51,23 @@ const char* numerical_note_text(cudnnBackendNumericalNote_t n) {
 
 void debug_line(const std::string& line) {
   if (debug_enabled()) std::fprintf(stderr, "[ptxbench cudnn] %s\n", line.c_str());
+}
+
+// One descriptor-valued attribute of an operation, with the attribute's name for error messages.
+struct Link {
+  cudnnBackendAttributeName_t attr;
+  const char* attr_text;
+  cudnnBackendDescriptor_t value;
+};
+#define PTXB_CUDNN_LINK(attr, value) Link{(attr), #attr, (value)}
+
+// An operation descriptor of `type` ("<label>: op '<name>' (<kind>)" in errors) with `links` set
+// in the order given, which is the order cudnn-frontend sets them.
+Descriptor operation(cudnnBackendDescriptorType_t type, const std::string& label, const std::string& name,
+                     const char* kind, std::initializer_list<Link> links) {
+  Descriptor op(type, label + ": op '" + name + "' (" + kind + ")");
+  for (const Link& l : links) op.set(l.attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &l.value, l.attr_text);
+  return op;
 }
 
 // Reads what cuDNN says about one engine config (best effort: a field it refuses stays empty).
@@ -204,47 +222,34 @@ int64_t GraphBuilder::tensor(const std::string& name, cudnnDataType_t dtype, std
   PTXB_ENSURE(!m_index.count(uid), "cuDNN", m_label + ": tensor '" + name + "' reuses uid " + std::to_string(uid));
   PTXB_ENSURE(dims.size() == strides.size() && !dims.empty(), "cuDNN",
               m_label + ": tensor '" + name + "' has dims " + list_text(dims) + " but strides " + list_text(strides));
-  TensorInfo info{name, uid, dtype, std::move(dims), std::move(strides), is_virtual, false};
-
-  Descriptor d(CUDNN_BACKEND_TENSOR_DESCRIPTOR, m_label + ": tensor '" + name + "' (uid " + std::to_string(uid) + ")");
-  const int64_t alignment = 16;
-  const int64_t rank = static_cast<int64_t>(info.dims.size());
-  PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dtype);
-  PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, rank, info.dims.data());
-  PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, rank, info.strides.data());
-  PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
-  PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
-  if (is_virtual) {
-    bool yes = true;
-    PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &yes);
-  }
-  d.finalize();
-
-  m_index[uid] = m_infos.size();
-  m_infos.push_back(std::move(info));
-  m_tensors.push_back(std::move(d));
-  return uid;
+  return add_tensor(TensorInfo{name, uid, dtype, std::move(dims), std::move(strides), is_virtual, false});
 }
 
 int64_t GraphBuilder::scalar(const std::string& name, float value, int64_t uid, int rank) {
   PTXB_ENSURE(uid >= 0 && !m_index.count(uid), "cuDNN",
               m_label + ": scalar '" + name + "' needs a fresh fixed uid, got " + std::to_string(uid));
   std::vector<int64_t> ones(static_cast<std::size_t>(rank), 1);
-  TensorInfo info{name, uid, CUDNN_DATA_FLOAT, ones, ones, false, true};
+  add_tensor(TensorInfo{name, uid, CUDNN_DATA_FLOAT, ones, ones, false, true});
+  m_scalars[uid] = std::make_unique<float>(value);
+  return uid;
+}
 
-  Descriptor d(CUDNN_BACKEND_TENSOR_DESCRIPTOR, m_label + ": scalar '" + name + "' (uid " + std::to_string(uid) + ")");
-  cudnnDataType_t dtype = CUDNN_DATA_FLOAT;
+int64_t GraphBuilder::add_tensor(TensorInfo info) {
+  const int64_t uid = info.uid;
+  Descriptor d(CUDNN_BACKEND_TENSOR_DESCRIPTOR, m_label + ": " + (info.by_value ? "scalar" : "tensor") + " '" +
+                                                   info.name + "' (uid " + std::to_string(uid) + ")");
   const int64_t alignment = 16;
-  bool yes = true;
-  PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &dtype);
+  const int64_t rank = static_cast<int64_t>(info.dims.size());
+  const bool yes = true;
+  PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &info.dtype);
   PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, rank, info.dims.data());
   PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, rank, info.strides.data());
   PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &uid);
   PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
-  PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &yes);
+  if (info.is_virtual) PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &yes);
+  if (info.by_value) PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &yes);
   d.finalize();
 
-  m_scalars[uid] = std::make_unique<float>(value);
   m_index[uid] = m_infos.size();
   m_infos.push_back(std::move(info));
   m_tensors.push_back(std::move(d));
@@ -275,13 +280,11 @@ void GraphBuilder::matmul(const std::string& name, int64_t a, int64_t b, int64_t
   PTXB_CUDNN_SET(desc, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
   desc.finalize();
 
-  Descriptor op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, m_label + ": op '" + name + "' (matmul)");
-  cudnnBackendDescriptor_t ta = tensor_desc(a, name), tb = tensor_desc(b, name), tc = tensor_desc(c, name);
-  cudnnBackendDescriptor_t md = desc.get();
-  PTXB_CUDNN_SET(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ta);
-  PTXB_CUDNN_SET(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &tb);
-  PTXB_CUDNN_SET(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &tc);
-  PTXB_CUDNN_SET(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &md);
+  Descriptor op = operation(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR, m_label, name, "matmul",
+                            {PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_MATMUL_ADESC, tensor_desc(a, name)),
+                             PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_MATMUL_BDESC, tensor_desc(b, name)),
+                             PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_MATMUL_CDESC, tensor_desc(c, name)),
+                             PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_MATMUL_DESC, desc.get())});
   m_sub_descs.push_back(std::move(desc));
   add_op(std::move(op), name + ": matmul(" + info(a).name + ", " + info(b).name + ") -> " + info(c).name +
                             " compute=" + dtype_text(compute));
@@ -298,12 +301,10 @@ void GraphBuilder::pointwise(const std::string& name, cudnnPointwiseMode_t mode,
   }
   desc.finalize();
 
-  Descriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, m_label + ": op '" + name + "' (pointwise)");
-  cudnnBackendDescriptor_t pd = desc.get();
-  cudnnBackendDescriptor_t tx = tensor_desc(x, name), ty = tensor_desc(y, name);
-  PTXB_CUDNN_SET(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &pd);
-  PTXB_CUDNN_SET(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &tx);
-  PTXB_CUDNN_SET(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ty);
+  Descriptor op = operation(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR, m_label, name, "pointwise",
+                            {PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, desc.get()),
+                             PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, tensor_desc(x, name)),
+                             PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, tensor_desc(y, name))});
   std::string args = info(x).name;
   if (b >= 0) {
     cudnnBackendDescriptor_t tb = tensor_desc(b, name);
@@ -338,22 +339,19 @@ void GraphBuilder::reduction(const std::string& name, cudnnReduceTensorOp_t redu
   }
   desc.finalize();
 
-  Descriptor op(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, m_label + ": op '" + name + "' (reduction)");
-  cudnnBackendDescriptor_t rd = desc.get();
-  cudnnBackendDescriptor_t tx = tensor_desc(x, name), ty = tensor_desc(y, name);
-  PTXB_CUDNN_SET(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &rd);
-  PTXB_CUDNN_SET(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &tx);
-  PTXB_CUDNN_SET(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ty);
+  Descriptor op = operation(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR, m_label, name, "reduction",
+                            {PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_REDUCTION_DESC, desc.get()),
+                             PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, tensor_desc(x, name)),
+                             PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, tensor_desc(y, name))});
   m_sub_descs.push_back(std::move(desc));
   add_op(std::move(op), name + ": reduction op " + std::to_string(static_cast<int>(reduce_op)) + "(" + info(x).name +
                             ") -> " + info(y).name + " compute=" + dtype_text(compute));
 }
 
 void GraphBuilder::reshape(const std::string& name, int64_t x, int64_t y) {
-  Descriptor op(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, m_label + ": op '" + name + "' (reshape)");
-  cudnnBackendDescriptor_t tx = tensor_desc(x, name), ty = tensor_desc(y, name);
-  PTXB_CUDNN_SET(op, CUDNN_ATTR_OPERATION_RESHAPE_XDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &tx);
-  PTXB_CUDNN_SET(op, CUDNN_ATTR_OPERATION_RESHAPE_YDESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &ty);
+  Descriptor op = operation(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR, m_label, name, "reshape",
+                            {PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_RESHAPE_XDESC, tensor_desc(x, name)),
+                             PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, tensor_desc(y, name))});
   add_op(std::move(op), name + ": reshape(" + info(x).name + ") -> " + info(y).name);
 }
 

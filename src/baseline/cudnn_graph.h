@@ -145,6 +145,8 @@ class GraphBuilder {
 
  private:
   cudnnBackendDescriptor_t tensor_desc(int64_t uid, const std::string& op) const;
+  /// Finalizes the descriptor of a checked tensor or scalar and records it; returns its uid.
+  int64_t add_tensor(TensorInfo info);
   void add_op(Descriptor op, std::string line);
 
   std::string m_label;

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "baseline/cudnn_graph.h"
@@ -254,9 +255,36 @@ std::string check_lse(const ptxb_tensor& t, const MhaShape& s) {
   return check_tensor(t, "LSE", PTXB_F32, {s.B, s.H, s.S});
 }
 
+// One argument of a baseline, in ABI order: its name and the graph tensor it is.
+struct Arg {
+  const char* name;
+  int64_t uid;
+};
+constexpr Arg kFwdArgs[] = {{"Q", kUidQ}, {"K", kUidK}, {"V", kUidV}, {"O", kUidO}, {"LSE", kUidStats}};
+constexpr Arg kBwdArgs[] = {{"Q", kUidQ},      {"K", kUidK},   {"V", kUidV},   {"O", kUidO},  {"dO", kUidDO},
+                            {"LSE", kUidStats}, {"dQ", kUidDQ}, {"dK", kUidDK}, {"dV", kUidDV}};
+
+// cudnn-frontend adds a padding mask for S % 128 != 0 on cuDNN <= 9.15 (a known engine bug);
+// this graph has none, so such shapes are refused there rather than computed wrongly.
+const MhaShape& check_backward_shape(const MhaShape& s) {
+  if (s.S % 128 != 0 && cudnn::runtime_version_number() <= 91500)
+    throw InputError("cuDNN", "SDPA backward with S = " + std::to_string(s.S) +
+                                  " (not a multiple of 128) needs cuDNN > 9.15; loaded " + cudnn::runtime_version());
+  return s;
+}
+
+}  // namespace
+
+GraphBuilder build_sdpa_graph(bool backward, const MhaShape& shape, const std::string& style, cudnnHandle_t handle) {
+  const float scale = 1.0f / std::sqrt(static_cast<float>(shape.D));
+  for (const GraphStyle& st : {kStyleFe113, kStyleFe18})
+    if (style == st.name) return (backward ? build_backward : build_forward)(handle, shape, st, scale);
+  throw InputError("cuDNN", "unknown SDPA graph style '" + style + "' (fe113 or fe18)");
+}
+
 // ---- the part both baselines share ----------------------------------------------------------
 
-struct SdpaPlan {
+struct MhaCudnnBaseline::Plan {
   MhaShape shape;
   cudnn::Handle handle;
   std::unique_ptr<GraphBuilder> graph;
@@ -270,7 +298,7 @@ struct SdpaPlan {
 
   using BuildFn = GraphBuilder (*)(cudnnHandle_t, const MhaShape&, const GraphStyle&, float);
 
-  SdpaPlan(const MhaShape& s, const char* what, BuildFn build) : shape(s), label(what) {
+  Plan(const MhaShape& s, const char* what, BuildFn build) : shape(s), label(what) {
     PTXB_ENSURE(s.B > 0 && s.H > 0 && s.S > 0 && s.D > 0, "cuDNN",
                 std::string(what) + ": every dimension must be positive (" + shape_text(s) + ")");
     PTXB_ENSURE(cudnn::runtime_version_number() >= 90000, "cuDNN",
@@ -316,6 +344,25 @@ struct SdpaPlan {
       }
   }
 
+  /// Checks the arguments against `expected` (bf16 [B, H, S, D] each, but LSE) and only then points
+  /// the graph's tensors at them: 0, or cudaErrorInvalidValue after saying on stderr what is wrong.
+  int bind(const ptxb_tensor* args, int32_t nargs, std::span<const Arg> expected) {
+    if (nargs != static_cast<int32_t>(expected.size()) || !args) {
+      std::string names;
+      for (const Arg& a : expected) names += (names.empty() ? "" : ", ") + std::string(a.name);
+      return reject("expected " + std::to_string(expected.size()) + " arguments (" + names + "), got " +
+                    std::to_string(nargs));
+    }
+    const std::vector<int64_t> bhsd{shape.B, shape.H, shape.S, shape.D};
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+      const Arg& a = expected[i];
+      std::string why = a.uid == kUidStats ? check_lse(args[i], shape) : check_tensor(args[i], a.name, PTXB_BF16, bhsd);
+      if (!why.empty()) return reject(why);
+    }
+    for (std::size_t i = 0; i < expected.size(); ++i) set_pointer(expected[i].uid, args[i].data);
+    return 0;
+  }
+
   int execute(cudaStream_t stream) {
     cudnnStatus_t st = cudnnSetStream(handle.get(), stream);
     if (st != CUDNN_STATUS_SUCCESS) {
@@ -330,8 +377,8 @@ struct SdpaPlan {
     return 0;
   }
 
-  static int reject(const char* what, const std::string& why) {
-    std::fprintf(stderr, "ptxbench: %s: bad arguments: %s\n", what, why.c_str());
+  [[nodiscard]] int reject(const std::string& why) const {
+    std::fprintf(stderr, "ptxbench: %s: bad arguments: %s\n", label.c_str(), why.c_str());
     return static_cast<int>(cudaErrorInvalidValue);
   }
 
@@ -341,99 +388,55 @@ struct SdpaPlan {
   }
 };
 
-}  // namespace
-
-GraphBuilder build_sdpa_graph(bool backward, const MhaShape& shape, const std::string& style, cudnnHandle_t handle) {
-  const float scale = 1.0f / std::sqrt(static_cast<float>(shape.D));
-  for (const GraphStyle& st : {kStyleFe113, kStyleFe18})
-    if (style == st.name) return (backward ? build_backward : build_forward)(handle, shape, st, scale);
-  throw InputError("cuDNN", "unknown SDPA graph style '" + style + "' (fe113 or fe18)");
-}
+MhaCudnnBaseline::MhaCudnnBaseline(std::unique_ptr<Plan> plan) : m_plan(std::move(plan)) {}
+MhaCudnnBaseline::~MhaCudnnBaseline() = default;
+bool MhaCudnnBaseline::matches(const MhaShape& shape) const noexcept { return shape == m_plan->shape; }
+const MhaPlanInfo& MhaCudnnBaseline::plan_info() const noexcept { return m_plan->info; }
+std::string MhaCudnnBaseline::describe() const { return m_plan->describe(); }
 
 // ---- forward --------------------------------------------------------------------------------
 
-struct MhaFwdCudnn::Impl : SdpaPlan {
-  explicit Impl(const MhaShape& s) : SdpaPlan(s, "cuDNN SDPA forward", build_forward) {}
-};
+MhaFwdCudnn::MhaFwdCudnn(MhaShape shape)
+    : MhaCudnnBaseline(std::make_unique<Plan>(shape, "cuDNN SDPA forward", build_forward)) {}
 
-MhaFwdCudnn::MhaFwdCudnn(MhaShape shape) : m_impl(std::make_unique<Impl>(shape)) {}
-MhaFwdCudnn::~MhaFwdCudnn() = default;
 std::string MhaFwdCudnn::name() const { return "cuDNN SDPA"; }
-bool MhaFwdCudnn::matches(const MhaShape& shape) const noexcept { return shape == m_impl->shape; }
-const MhaPlanInfo& MhaFwdCudnn::plan_info() const noexcept { return m_impl->info; }
-std::string MhaFwdCudnn::describe() const { return m_impl->describe(); }
 
 int MhaFwdCudnn::run(const ptxb_tensor* args, int32_t nargs, cudaStream_t stream) {
-  Impl& m = *m_impl;
-  const MhaShape& s = m.shape;
-  if (nargs != 5 || !args) return SdpaPlan::reject("cuDNN SDPA forward", "expected 5 arguments (Q, K, V, O, LSE), got " +
-                                                                          std::to_string(nargs));
-  const std::vector<int64_t> bhsd{s.B, s.H, s.S, s.D};
-  const char* names[] = {"Q", "K", "V", "O"};
-  for (int i = 0; i < 4; ++i)
-    if (std::string why = check_tensor(args[i], names[i], PTXB_BF16, bhsd); !why.empty())
-      return SdpaPlan::reject("cuDNN SDPA forward", why);
-  if (std::string why = check_lse(args[4], s); !why.empty()) return SdpaPlan::reject("cuDNN SDPA forward", why);
-  m.set_pointer(kUidQ, args[0].data);
-  m.set_pointer(kUidK, args[1].data);
-  m.set_pointer(kUidV, args[2].data);
-  m.set_pointer(kUidO, args[3].data);
-  m.set_pointer(kUidStats, args[4].data);
-  return m.execute(stream);
+  if (int rc = m_plan->bind(args, nargs, kFwdArgs); rc != 0) return rc;
+  return m_plan->execute(stream);
 }
 
 // ---- backward -------------------------------------------------------------------------------
 
-struct MhaBwdCudnn::Impl : SdpaPlan {
+struct MhaBwdCudnn::Scratch {
   DeviceBuffer dsum;      // rowsum(dO∘O), fp32 [B, H, S, 1]
   DeviceBuffer dq_accum;  // fp32 [B, H, S, D]
   bool zero_dq_accum;     // cuDNN < 9.6 does not clear the accumulator itself
 
-  explicit Impl(const MhaShape& s)
-      : SdpaPlan(check_backward_shape(s), "cuDNN SDPA backward", build_backward),
-        dsum(static_cast<std::size_t>(s.B * s.H * s.S) * sizeof(float)),
+  explicit Scratch(const MhaShape& s)
+      : dsum(static_cast<std::size_t>(s.B * s.H * s.S) * sizeof(float)),
         dq_accum(static_cast<std::size_t>(s.B * s.H * s.S * s.D) * sizeof(float)),
-        zero_dq_accum(cudnn::runtime_version_number() < 90600) {
-    set_pointer(kUidDsum, dsum.get());
-    set_pointer(kUidDQAccum, dq_accum.get());
-  }
-
-  // cudnn-frontend adds a padding mask for S % 128 != 0 on cuDNN <= 9.15 (a known engine bug);
-  // this graph has none, so such shapes are refused there rather than computed wrongly.
-  static const MhaShape& check_backward_shape(const MhaShape& s) {
-    if (s.S % 128 != 0 && cudnn::runtime_version_number() <= 91500)
-      throw InputError("cuDNN", "SDPA backward with S = " + std::to_string(s.S) +
-                                    " (not a multiple of 128) needs cuDNN > 9.15; loaded " + cudnn::runtime_version());
-    return s;
-  }
+        zero_dq_accum(cudnn::runtime_version_number() < 90600) {}
 };
 
-MhaBwdCudnn::MhaBwdCudnn(MhaShape shape) : m_impl(std::make_unique<Impl>(shape)) {}
+MhaBwdCudnn::MhaBwdCudnn(MhaShape shape)
+    : MhaCudnnBaseline(std::make_unique<Plan>(check_backward_shape(shape), "cuDNN SDPA backward", build_backward)),
+      m_scratch(std::make_unique<Scratch>(shape)) {
+  m_plan->set_pointer(kUidDsum, m_scratch->dsum.get());
+  m_plan->set_pointer(kUidDQAccum, m_scratch->dq_accum.get());
+}
+
 MhaBwdCudnn::~MhaBwdCudnn() = default;
+
 std::string MhaBwdCudnn::name() const { return "cuDNN SDPA backward"; }
-bool MhaBwdCudnn::matches(const MhaShape& shape) const noexcept { return shape == m_impl->shape; }
-const MhaPlanInfo& MhaBwdCudnn::plan_info() const noexcept { return m_impl->info; }
-std::string MhaBwdCudnn::describe() const { return m_impl->describe(); }
 
 int MhaBwdCudnn::run(const ptxb_tensor* args, int32_t nargs, cudaStream_t stream) {
-  Impl& m = *m_impl;
-  const MhaShape& s = m.shape;
-  if (nargs != 9 || !args)
-    return SdpaPlan::reject("cuDNN SDPA backward",
-                            "expected 9 arguments (Q, K, V, O, dO, LSE, dQ, dK, dV), got " + std::to_string(nargs));
-  const std::vector<int64_t> bhsd{s.B, s.H, s.S, s.D};
-  const char* names[] = {"Q", "K", "V", "O", "dO", "LSE", "dQ", "dK", "dV"};
-  for (int i = 0; i < 9; ++i) {
-    std::string why = i == 5 ? check_lse(args[i], s) : check_tensor(args[i], names[i], PTXB_BF16, bhsd);
-    if (!why.empty()) return SdpaPlan::reject("cuDNN SDPA backward", why);
-  }
-  const int64_t uid_of[] = {kUidQ, kUidK, kUidV, kUidO, kUidDO, kUidStats, kUidDQ, kUidDK, kUidDV};
-  for (int i = 0; i < 9; ++i) m.set_pointer(uid_of[i], args[i].data);
-  if (m.zero_dq_accum) {
-    cudaError_t e = cudaMemsetAsync(m.dq_accum.get(), 0, m.dq_accum.bytes(), stream);
+  if (int rc = m_plan->bind(args, nargs, kBwdArgs); rc != 0) return rc;
+  if (m_scratch->zero_dq_accum) {
+    cudaError_t e = cudaMemsetAsync(m_scratch->dq_accum.get(), 0, m_scratch->dq_accum.bytes(), stream);
     if (e != cudaSuccess) return static_cast<int>(e);
   }
-  return m.execute(stream);
+  return m_plan->execute(stream);
 }
 
 }  // namespace ptxbench

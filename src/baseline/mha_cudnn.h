@@ -34,45 +34,47 @@ struct MhaPlanInfo {
   std::string plan_json;       ///< cuDNN's JSON for the plan ("" if it gives none)
 };
 
-/// Arguments in ABI order: Q, K, V (bf16) → O (bf16), LSE (fp32, [B, H, S] or [B, H, S, 1],
-/// natural log). Scale 1/√D.
-class MhaFwdCudnn final : public Baseline {
+/// What both SDPA baselines share: the graph and plan for one shape (built on the current device
+/// by the constructor, which throws on failure), the argument checks that guard every run
+/// (cudaErrorInvalidValue on a wrong count, dtype, shape or a non-contiguous tensor), and how the
+/// plan was chosen.
+class MhaCudnnBaseline : public Baseline {
  public:
-  /// Builds the graph and the plan for `shape` on the current device; throws on failure.
-  explicit MhaFwdCudnn(MhaShape shape);
-  ~MhaFwdCudnn() override;
-  MhaFwdCudnn(const MhaFwdCudnn&) = delete;
-  MhaFwdCudnn& operator=(const MhaFwdCudnn&) = delete;
-  [[nodiscard]] std::string name() const override;
-  /// Checks nargs, dtypes, shapes and contiguity (cudaErrorInvalidValue on a mismatch), then runs.
-  int run(const ptxb_tensor* args, int32_t nargs, cudaStream_t stream) override;
+  ~MhaCudnnBaseline() override;
+  MhaCudnnBaseline(const MhaCudnnBaseline&) = delete;
+  MhaCudnnBaseline& operator=(const MhaCudnnBaseline&) = delete;
   [[nodiscard]] bool matches(const MhaShape& shape) const noexcept;
   [[nodiscard]] const MhaPlanInfo& plan_info() const noexcept;
   /// One line: shape, cuDNN version, graph style, engine config.
   [[nodiscard]] std::string describe() const;
 
- private:
-  struct Impl;
-  std::unique_ptr<Impl> m_impl;
+ protected:
+  struct Plan;
+  explicit MhaCudnnBaseline(std::unique_ptr<Plan> plan);
+  std::unique_ptr<Plan> m_plan;
+};
+
+/// Arguments in ABI order: Q, K, V (bf16) → O (bf16), LSE (fp32, [B, H, S] or [B, H, S, 1],
+/// natural log). Scale 1/√D.
+class MhaFwdCudnn final : public MhaCudnnBaseline {
+ public:
+  explicit MhaFwdCudnn(MhaShape shape);
+  [[nodiscard]] std::string name() const override;
+  int run(const ptxb_tensor* args, int32_t nargs, cudaStream_t stream) override;
 };
 
 /// Arguments in ABI order: Q, K, V, O, dO (bf16), LSE (fp32) → dQ, dK, dV (bf16). O and LSE are
 /// the forward's. Owns its scratch tensors (rowsum(dO∘O) and the fp32 dQ accumulator).
-class MhaBwdCudnn final : public Baseline {
+class MhaBwdCudnn final : public MhaCudnnBaseline {
  public:
   explicit MhaBwdCudnn(MhaShape shape);
   ~MhaBwdCudnn() override;
-  MhaBwdCudnn(const MhaBwdCudnn&) = delete;
-  MhaBwdCudnn& operator=(const MhaBwdCudnn&) = delete;
   [[nodiscard]] std::string name() const override;
   int run(const ptxb_tensor* args, int32_t nargs, cudaStream_t stream) override;
-  [[nodiscard]] bool matches(const MhaShape& shape) const noexcept;
-  [[nodiscard]] const MhaPlanInfo& plan_info() const noexcept;
-  [[nodiscard]] std::string describe() const;
 
  private:
-  struct Impl;
-  std::unique_ptr<Impl> m_impl;
+  struct Scratch;
+  std::unique_ptr<Scratch> m_scratch;
 };
 
 }  // namespace ptxbench

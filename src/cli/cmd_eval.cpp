@@ -26,8 +26,7 @@ struct Args {
 // What a table row cannot say, on stderr: why an evaluation failed on our side (for every
 // INFRA_ERROR, whatever the output format), and in the table's format nvcc's errors, naming the
 // user's file rather than the compile stage's "candidate.cu". Returns whether it was INFRA_ERROR.
-bool explain(const std::string& label, const std::string& file, const ordered_json& document, const EvalArgs& a) {
-  Verdict v = Verdict::from_json(document);
+bool explain(const std::string& label, const std::string& file, const Verdict& v, const EvalArgs& a) {
   if (print_infra_reason(label, v)) return true;
   const auto& compile = v.stages.compile;
   if (!a.json && !a.feedback && v.status == Status::COMPILE_ERROR && compile && compile->build && !compile->build->log.empty())
@@ -35,17 +34,21 @@ bool explain(const std::string& label, const std::string& file, const ordered_js
   return false;
 }
 
-// The service request for candidate file `f` (without its workload).
-ordered_json request_body(const Args& a, const std::string& f) {
-  ordered_json options = {{"sanitize", !a.eval.no_sanitize}, {"profile", !a.eval.no_profile}, {"time", !a.eval.no_time}};
-  if (a.eval.seed >= 0) options["seed"] = a.eval.seed;
-  if (a.eval.trials > 0) options["trials"] = a.eval.trials;
+// The service request for candidate file `f` at the workload --workload names (default: none).
+EvalRequest request_of(const Args& a, const std::string& f) {
   CandidateFile file = read_candidate_file(f);  // .cu, .py, or a FlashInfer-Bench Solution (.json)
   if (file.solution) require_solution_definition(*file.solution, a.definition, f);
-  ordered_json body = {{"definition", a.definition}, {"source", file.source}, {"options", options}};
-  // A .py file is a Triton candidate (docs/triton.md); the service takes "language" beside "source".
-  if (file.language == CandidateLanguage::triton) body["language"] = "triton";
-  return body;
+  EvalRequest r;
+  r.definition = a.definition;
+  r.workload = a.eval.workload;
+  r.source = file.source;
+  r.language = file.language;  // a .py file is a Triton candidate (docs/triton.md)
+  r.sanitize = !a.eval.no_sanitize;
+  r.profile = !a.eval.no_profile;
+  r.measure_time = !a.eval.no_time;
+  if (a.eval.seed >= 0) r.seed = static_cast<uint64_t>(a.eval.seed);
+  if (a.eval.trials > 0) r.trials = a.eval.trials;
+  return r;
 }
 
 std::string label_of(const Args& a, const std::string& stem, int repeat) {
@@ -66,13 +69,11 @@ int run_remote(const Args& a) {
   std::vector<Submitted> submitted;
   for (int r = 0; r < a.eval.repeat; ++r)
     for (const auto& f : a.files) {
-      ordered_json body = request_body(a, f);
-      if (!a.eval.workload.empty()) body["workload"] = a.eval.workload;
-      submitted.push_back({label_of(a, fs::path(f).stem().string(), r), f, client.submit(body)});
+      submitted.push_back({label_of(a, fs::path(f).stem().string(), r), f, client.submit(request_of(a, f))});
     }
   int infra = 0;
   for (const auto& s : submitted) {
-    ordered_json verdict = ServiceClient::verdict_document(client.wait_done(s.id, 3600));
+    Verdict verdict = client.wait_done(s.id, 3600).verdict_or_bare();
     infra += explain(s.label, s.file, verdict, a.eval) ? 1 : 0;
     printer.print(s.label, verdict);
   }
@@ -160,11 +161,11 @@ int run_remote_sweeps(const Args& a, const Definition& def, const std::vector<co
   std::vector<Submitted> submitted;
   for (int r = 0; r < a.eval.repeat; ++r)
     for (const auto& f : a.files) {
-      ordered_json body = request_body(a, f);
+      EvalRequest request = request_of(a, f);
       Submitted s{label_of(a, fs::path(f).stem().string(), r), f, {}};
       for (const Workload* w : workloads) {
-        body["workload"] = w->uuid;
-        s.ids.push_back(client.submit(body));
+        request.workload = w->uuid;
+        s.ids.push_back(client.submit(request));
       }
       submitted.push_back(std::move(s));
     }
@@ -173,7 +174,7 @@ int run_remote_sweeps(const Args& a, const Definition& def, const std::vector<co
     printer.begin(s.label, def.name, workloads.size());
     std::vector<SweepEntry> entries;
     for (std::size_t i = 0; i < workloads.size(); ++i) {
-      Verdict v = Verdict::from_json(ServiceClient::verdict_document(client.wait_done(s.ids[i], 3600)));
+      Verdict v = client.wait_done(s.ids[i], 3600).verdict_or_bare();
       entries.push_back(sweep_entry(def, *workloads[i], std::move(v)));
       printer.row(entries.back());
     }
@@ -232,9 +233,8 @@ int run_eval(const Args& a) {
   Evaluator evaluator(catalog, to_eval_options(a.eval));
   int infra = 0;
   auto report = [&](const std::string& label, const std::string& file, const Verdict& v) {
-    ordered_json document = v.to_json();
-    infra += explain(label, file, document, a.eval) ? 1 : 0;
-    printer.print(label, document);
+    infra += explain(label, file, v, a.eval) ? 1 : 0;
+    printer.print(label, v);
   };
   for (int r = 0; r < a.eval.repeat; ++r) {
     std::string suffix = a.eval.repeat > 1 ? "." + std::to_string(r + 1) : "";

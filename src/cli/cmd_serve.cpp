@@ -20,6 +20,7 @@
 #include "gpu/gpu_info.h"
 #include "service/access_token.h"
 #include "service/gpu_eval_backend.h"
+#include "service/host_registry.h"
 #include "service/instance.h"
 #include "service/http_server.h"
 #include "service/service_api.h"
@@ -146,7 +147,7 @@ int serve(const ServeArgs& a) {
   TaskQueue& queue = *queue_owner;
   int64_t recovered = queue.recover_all_running("service restarted; re-run");
   if (recovered > 0) spdlog::warn("{} task{} running when the service stopped re-queued", recovered, recovered == 1 ? "" : "s");
-  queue.clear_health();  // records of GPUs this start does not use must not steer re-runs
+  open_host_registry(queue_config)->clear_health();  // records of GPUs this start does not use must not steer re-runs
   WorkerPool pool(pool_config);
   ServiceApiOptions api_options;
   api_options.admission = {a.max_queued, a.client_quota};

@@ -61,7 +61,7 @@ int run_suite(const Args& a) {
         if (!problems.empty()) ++wrong;
         note = problems.empty() ? "ok (" + to_string(c.expect.status) + ")" : "MISMATCH: " + problems.front();
       }
-      printer.print(label, v.to_json(), note);
+      printer.print(label, v, note);
     }
   }
   const int checked = ran - skipped;

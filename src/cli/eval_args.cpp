@@ -99,7 +99,8 @@ VerdictPrinter::VerdictPrinter(const EvalArgs& a, std::string extra_header) : m_
   std::fflush(m_human);
 }
 
-void VerdictPrinter::print(const std::string& label, const ordered_json& v, const std::string& extra) {
+void VerdictPrinter::print(const std::string& label, const Verdict& verdict, const std::string& extra) {
+  const ordered_json v = verdict.to_json();
   if (is_stdout(m_args.out_dir))
     fmt::print("{}\n", v.dump());
   else if (!m_args.out_dir.empty())
@@ -107,9 +108,8 @@ void VerdictPrinter::print(const std::string& label, const ordered_json& v, cons
   if (m_args.json) {
     fmt::print("{}\n", v.dump());
   } else if (m_args.feedback) {
-    fmt::print(m_human, "== {} ==\n{}\n", label, render_feedback(Verdict::from_json(v)));
+    fmt::print(m_human, "== {} ==\n{}\n", label, render_feedback(verdict));
   } else {
-    Verdict verdict = Verdict::from_json(v);
     const auto& mech = verdict.runtime_mechanisms;
     fmt::print(m_human, kRow, label.substr(0, 30), to_string(verdict.status),
                yes_no(mech ? std::optional(mech->c_gen4) : std::nullopt),

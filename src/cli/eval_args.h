@@ -32,14 +32,14 @@ void add_timeout_options(CLI::App* cmd, double& sanitize_timeout, double& call_t
 void add_token_file_option(CLI::App* cmd, std::string& token_file);
 EvalOptions to_eval_options(const EvalArgs& a);
 
-/// Prints one verdict document as --json (a line, as it came), --feedback (text) or a table row
-/// (both read through Verdict); stores it under --out DIR. With `--out -` the verdict documents
+/// Prints one verdict as --json (its document on a line), --feedback (text) or a table row; stores
+/// its document under --out DIR. With `--out -` the verdict documents
 /// are the JSON lines on stdout and the table (or feedback) goes to stderr. The constructor checks
 /// --out (InputError) and makes its folder, so build it before any work.
 class VerdictPrinter {
  public:
   VerdictPrinter(const EvalArgs& a, std::string extra_header = "");
-  void print(const std::string& label, const ordered_json& verdict, const std::string& extra = "");
+  void print(const std::string& label, const Verdict& verdict, const std::string& extra = "");
   /// Where the human-readable lines go: stdout, or stderr while stdout carries JSON (`--out -`).
   [[nodiscard]] std::FILE* human() const noexcept { return m_human; }
   /// Whether stdout carries JSON lines (--json or --out -): summaries then go to stderr.

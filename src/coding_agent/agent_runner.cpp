@@ -65,6 +65,24 @@ ordered_json usage_json(const CallUsage& u) {
           {"cached_tokens", u.cached_tokens}};
 }
 
+/// attempt-N under the trajectory's folder <run_dir>/t<ID>-<definition>-<tag>-<index>: the first N
+/// not taken.
+fs::path next_attempt_dir(const fs::path& run_dir, int64_t trajectory_id, const TrajectoryKey& key) {
+  const fs::path tdir = run_dir / fmt::format("t{}-{}-{}-{}", trajectory_id, safe_name(key.definition),
+                                              safe_name(key.prompt_tag), key.index);
+  int n = 1;
+  while (fs::exists(tdir / fmt::format("attempt-{}", n))) ++n;
+  return tdir / fmt::format("attempt-{}", n);
+}
+
+/// The trajectory's prompt, as our own agent's model reads it.
+Prompt task_prompt(const TrajectoryKey& key, const std::string& arch) {
+  Catalog catalog = Catalog::load(data_root());
+  PromptBuilder prompts(data_root());
+  const Definition& def = catalog.definition(key.definition);
+  return prompts.build(def, resolve_workload(def, catalog.default_workload(def.name)), key.prompt_tag, arch);
+}
+
 }  // namespace
 
 AgentRunConfig agent_run_config_from_json(const ordered_json& j, const std::string& document) {
@@ -188,35 +206,15 @@ void AgentRunner::log(const std::string& line) const {
   else std::fprintf(stderr, "[agent] %s\n", line.c_str());
 }
 
-AgentRunResult AgentRunner::run(const std::string& run_id_in) {
-  AgentRunResult result;
-  result.cli = m_cli->name();
-  result.cli_version = m_version;
-  const fs::path store_path = fs::absolute(m_config.store);
-  fs::create_directories(store_path.parent_path());
-  RunStore store(store_path.string());
+ordered_json AgentRunner::agent_json() const {
+  return {{"cli", m_cli->name()},       {"package", m_cli->npm_package()}, {"version", m_version},
+          {"model", m_config.model},    {"provider", m_config.provider},    {"options", m_config.options},
+          {"wall_time_s", m_config.wall_time_s}};
+}
 
-  std::unique_ptr<LocalService> local;
-  std::string service_url = m_config.service;
-  if (m_config.service == "local") {
-    local = std::make_unique<LocalService>(m_hooks.ptxbench, store_path.parent_path() / "service.db", m_config.local_service_args);
-    service_url = local->url();
-  }
-  ServiceClient service(service_url, service_client_options(m_config.token_file));
-  service.require_definitions(m_config.definitions, "agent run");
-
-  UsageLedger ledger(store_path.string());  // the proxy's key and the service are checked before the run is stored
-  ProxyConfig pc;
-  pc.upstream = m_config.upstream;
-  pc.call_timeout_s = m_config.wall_time_s;
-  pc.threads = std::max(32, 4 * m_config.parallel);  // a streamed call holds a thread; agents make a few at once
-  UsageProxy proxy(pc, ledger);
-
-  // The run: what `ptxbench mcp` would create, plus the agent that works in it.
-  ordered_json agent = {{"cli", m_cli->name()},       {"package", m_cli->npm_package()}, {"version", m_version},
-                        {"model", m_config.model},    {"provider", m_config.provider},    {"options", m_config.options},
-                        {"wall_time_s", m_config.wall_time_s}};
-  if (run_id_in.empty()) {
+std::string AgentRunner::open_run(RunStore& store, const std::string& run_id, const ordered_json& agent) const {
+  if (run_id.empty()) {
+    // The run: what `ptxbench mcp` would create, plus the agent that works in it.
     ordered_json c = {{"policy", mcp::kMcpPolicy},
                       {"definitions", m_config.definitions},
                       {"prompt_tags", m_tags},
@@ -227,22 +225,20 @@ AgentRunResult AgentRunner::run(const std::string& run_id_in) {
                       {"eval_timeout_s", m_config.eval_timeout_s},
                       {"arch", m_config.arch},
                       {"agent", agent}};
-    result.run_id = store.create_run(c, m_config.model + " (" + m_cli->name() + ")");
-  } else {
-    RunInfo info = store.run(run_id_in);
-    if (info.config.value("policy", "") != mcp::kMcpPolicy || !info.config.contains("agent"))
-      throw InputError(kLib, "run " + run_id_in + " is not an agent run (made by `ptxbench agent run`)");
-    if (info.config.value("num_turns", 0) != m_config.budget)
-      throw InputError(kLib, fmt::format("run {} has a budget of {} evaluations, the config {}", run_id_in,
-                                         info.config.value("num_turns", 0), m_config.budget));
-    result.run_id = run_id_in;
-    if (info.status != RunStatus::running) store.set_run_status(result.run_id, RunStatus::running);
+    return store.create_run(c, m_config.model + " (" + m_cli->name() + ")");
   }
-  log(fmt::format("run {}: {} {} with model {}, {} evaluations per trajectory, wall time {} s", result.run_id,
-                  m_cli->name(), m_version.empty() ? m_executable.string() : m_version, m_config.model, m_config.budget,
-                  m_config.wall_time_s));
-  log("proxy on " + proxy.url() + ", service " + service_url);
+  RunInfo info = store.run(run_id);
+  if (info.config.value("policy", "") != mcp::kMcpPolicy || !info.config.contains("agent"))
+    throw InputError(kLib, "run " + run_id + " is not an agent run (made by `ptxbench agent run`)");
+  if (info.config.value("num_turns", 0) != m_config.budget)
+    throw InputError(kLib, fmt::format("run {} has a budget of {} evaluations, the config {}", run_id,
+                                       info.config.value("num_turns", 0), m_config.budget));
+  if (info.status != RunStatus::running) store.set_run_status(run_id, RunStatus::running);
+  return run_id;
+}
 
+std::exception_ptr AgentRunner::run_trajectories(RunStore& store, UsageLedger& ledger, const UsageProxy& proxy,
+                                                 const std::string& service_url, AgentRunResult& result) {
   std::vector<TrajectoryKey> keys;
   for (const auto& def : m_config.definitions)
     for (const auto& tag : m_tags)
@@ -279,9 +275,44 @@ AgentRunResult AgentRunner::run(const std::string& run_id_in) {
   std::vector<std::thread> threads;
   for (int i = 0; i < std::min<int>(m_config.parallel, static_cast<int>(keys.size())); ++i) threads.emplace_back(worker);
   for (auto& t : threads) t.join();
-  proxy.stop();
   for (auto& a : done)
     if (a) result.attempts.push_back(std::move(*a));
+  return failure;
+}
+
+AgentRunResult AgentRunner::run(const std::string& run_id_in) {
+  AgentRunResult result;
+  result.cli = m_cli->name();
+  result.cli_version = m_version;
+  const fs::path store_path = fs::absolute(m_config.store);
+  fs::create_directories(store_path.parent_path());
+  RunStore store(store_path.string());
+
+  std::unique_ptr<LocalService> local;
+  std::string service_url = m_config.service;
+  if (m_config.service == "local") {
+    local = std::make_unique<LocalService>(m_hooks.ptxbench, store_path.parent_path() / "service.db", m_config.local_service_args);
+    service_url = local->url();
+  }
+  ServiceClient service(service_url, service_client_options(m_config.token_file));
+  service.require_definitions(m_config.definitions, "agent run");
+
+  UsageLedger ledger(store_path.string());  // the proxy's key and the service are checked before the run is stored
+  ProxyConfig pc;
+  pc.upstream = m_config.upstream;
+  pc.call_timeout_s = m_config.wall_time_s;
+  pc.threads = std::max(32, 4 * m_config.parallel);  // a streamed call holds a thread; agents make a few at once
+  UsageProxy proxy(pc, ledger);
+
+  const ordered_json agent = agent_json();
+  result.run_id = open_run(store, run_id_in, agent);
+  log(fmt::format("run {}: {} {} with model {}, {} evaluations per trajectory, wall time {} s", result.run_id,
+                  m_cli->name(), m_version.empty() ? m_executable.string() : m_version, m_config.model, m_config.budget,
+                  m_config.wall_time_s));
+  log("proxy on " + proxy.url() + ", service " + service_url);
+
+  std::exception_ptr failure = run_trajectories(store, ledger, proxy, service_url, result);
+  proxy.stop();
   bool running = false;
   for (const auto& t : store.list_trajectories(result.run_id)) running |= t.status == TrajectoryStatus::running;
   if (!running) store.set_run_status(result.run_id, RunStatus::finished);
@@ -296,36 +327,17 @@ AgentRunResult AgentRunner::run(const std::string& run_id_in) {
   return result;
 }
 
-AgentAttempt AgentRunner::run_one(RunStore& store, UsageLedger& ledger, const UsageProxy& proxy, const std::string& run_id,
-                                  const std::string& service_url, const TrajectoryKey& key) {
-  AgentAttempt a;
-  a.key = key;
-  a.trajectory_id = store.ensure_trajectory(run_id, key);
-  const fs::path tdir = fs::absolute(fs::path(m_config.output_dir) / run_id /
-                                     fmt::format("t{}-{}-{}-{}", a.trajectory_id, safe_name(key.definition),
-                                                 safe_name(key.prompt_tag), key.index));
-  int n = 1;
-  while (fs::exists(tdir / fmt::format("attempt-{}", n))) ++n;
-  a.dir = tdir / fmt::format("attempt-{}", n);
+AgentLaunch AgentRunner::launch_for(const AgentAttempt& a, const UsageProxy& proxy, const std::string& run_id,
+                                    const std::string& service_url) const {
   AgentLaunch l;
   l.workspace = a.dir / "workspace";
   l.home = a.dir / "home";
-  fs::create_directories(l.workspace);
-  fs::create_directories(l.home);
-
-  // The task, as our own agent's model reads it, in the workspace.
-  Catalog catalog = Catalog::load(data_root());
-  PromptBuilder prompts(data_root());
-  const Definition& def = catalog.definition(key.definition);
-  Prompt prompt = prompts.build(def, resolve_workload(def, catalog.default_workload(def.name)), key.prompt_tag, m_config.arch);
-  write_file_atomic(l.workspace / "TASK.md", prompt.system + "\n\n" + prompt.user + "\n");
-
   l.model = m_config.model;
   l.provider = m_config.provider;
   l.openai_base_url = proxy.openai_base_url(a.trajectory_id);
   l.anthropic_base_url = proxy.anthropic_base_url(a.trajectory_id);
-  l.mcp_command = {fs::absolute(m_hooks.ptxbench).string(), "mcp", "--run", run_id, "--definition", key.definition,
-                   "--tag", key.prompt_tag, "--index", std::to_string(key.index), "--store",
+  l.mcp_command = {fs::absolute(m_hooks.ptxbench).string(), "mcp", "--run", run_id, "--definition", a.key.definition,
+                   "--tag", a.key.prompt_tag, "--index", std::to_string(a.key.index), "--store",
                    fs::absolute(m_config.store).string(), "--service", service_url, "--eval-timeout",
                    fmt::format("{}", m_config.eval_timeout_s)};
   if (!m_config.token_file.empty()) {
@@ -340,11 +352,14 @@ AgentAttempt AgentRunner::run_one(RunStore& store, UsageLedger& ledger, const Us
   l.options = m_config.options;
   l.extra_args = m_config.extra_args;
   l.env = m_config.env;
+  return l;
+}
 
+void AgentRunner::run_agent(const AgentLaunch& l, AgentAttempt& a) const {
   ProcessSpec spec = m_cli->prepare(m_executable, l);
   spec.output_cap_bytes = kTranscriptCap;
-  log(fmt::format("trajectory {} ({}, tag {}, index {}): {} starts in {}", a.trajectory_id, key.definition,
-                  key.prompt_tag, key.index, m_cli->name(), a.dir.string()));
+  log(fmt::format("trajectory {} ({}, tag {}, index {}): {} starts in {}", a.trajectory_id, a.key.definition,
+                  a.key.prompt_tag, a.key.index, m_cli->name(), a.dir.string()));
   const auto start = std::chrono::steady_clock::now();
   // The MCP server's command line up to --index, as /proc/PID/cmdline holds it (NUL-separated):
   // it names this trajectory's server alone. A CLI may start it in a process group of its own.
@@ -366,43 +381,60 @@ AgentAttempt AgentRunner::run_one(RunStore& store, UsageLedger& ledger, const Us
   a.wall_s = seconds_since(start);
   // What the CLI left behind in its folders (an MCP server it did not stop) goes now.
   kill_processes_in(a.dir.string());
+}
 
+void AgentRunner::end_session(RunStore& store, const AgentAttempt& a, const Prompt& prompt, const std::string& run_id) const {
   // The MCP server ends the session when its stdin closes; one terminated by the CLI or killed with
   // it (on a timeout the whole group is) leaves that to us.
   const auto wait_until = std::chrono::steady_clock::now() + std::chrono::duration<double>(kSessionEndWaitS);
   while (!a.timed_out && store.trajectory(a.trajectory_id).status == TrajectoryStatus::running &&
          std::chrono::steady_clock::now() < wait_until)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  TrajectoryInfo t = store.trajectory(a.trajectory_id);
-  if (t.status == TrajectoryStatus::running) {
-    ResumePoint rp = store.resume_point(a.trajectory_id);
-    // An agent that exited on its own ended the session as surely as one that closed its stdin.
-    std::string reason = a.timed_out        ? fmt::format("agent wall-time limit of {} s reached", m_config.wall_time_s)
-                         : a.exit.success() ? std::string(mcp::kEndedReason)
-                                            : "agent exited (" + a.exit.describe() + ")";
-    const bool never_opened = rp.next() == NextAction::store_initial_messages;
-    if (never_opened && !a.timed_out && !a.exit.success()) {
-      // The CLI failed before its MCP server opened the session (Codex ends so when its required
-      // server cannot start): neither the model nor the evaluator was asked anything, so nothing may
-      // count against the model.
-      log(fmt::format("trajectory {}: {} {} before its MCP server opened the session; nothing was evaluated and the "
-                      "trajectory stays open (`ptxbench agent run --run {}` retries it); {} says why",
-                      a.trajectory_id, m_cli->name(), a.exit.describe(), run_id, (a.dir / "stderr.log").string()));
-    } else if (rp.next() == NextAction::next_turn || never_opened) {
-      try {
-        if (rp.next() == NextAction::store_initial_messages)  // the agent never started its MCP server
-          store.record_initial_messages(a.trajectory_id, {{"system", prompt.system, 0, 0, ""}, {"user", prompt.user, 0, 0, ""}});
-        store.finish_trajectory(a.trajectory_id, TrajectoryStatus::finished, reason);
-      } catch (const RunStoreError& e) {
-        log(fmt::format("trajectory {}: its MCP session ended it meanwhile ({})", a.trajectory_id, e.what()));
-      }
-    } else {
-      log(fmt::format("trajectory {}: evaluation {} still waits for its verdict; it stays open (`ptxbench agent run "
-                      "--run {}` resumes it)",
-                      a.trajectory_id, rp.turn, run_id));
+  if (store.trajectory(a.trajectory_id).status != TrajectoryStatus::running) return;
+  ResumePoint rp = store.resume_point(a.trajectory_id);
+  // An agent that exited on its own ended the session as surely as one that closed its stdin.
+  std::string reason = a.timed_out        ? fmt::format("agent wall-time limit of {} s reached", m_config.wall_time_s)
+                       : a.exit.success() ? std::string(mcp::kEndedReason)
+                                          : "agent exited (" + a.exit.describe() + ")";
+  const bool never_opened = rp.next() == NextAction::store_initial_messages;
+  if (never_opened && !a.timed_out && !a.exit.success()) {
+    // The CLI failed before its MCP server opened the session (Codex ends so when its required
+    // server cannot start): neither the model nor the evaluator was asked anything, so nothing may
+    // count against the model.
+    log(fmt::format("trajectory {}: {} {} before its MCP server opened the session; nothing was evaluated and the "
+                    "trajectory stays open (`ptxbench agent run --run {}` retries it); {} says why",
+                    a.trajectory_id, m_cli->name(), a.exit.describe(), run_id, (a.dir / "stderr.log").string()));
+  } else if (rp.next() == NextAction::next_turn || never_opened) {
+    try {
+      if (rp.next() == NextAction::store_initial_messages)  // the agent never started its MCP server
+        store.record_initial_messages(a.trajectory_id, {{"system", prompt.system, 0, 0, ""}, {"user", prompt.user, 0, 0, ""}});
+      store.finish_trajectory(a.trajectory_id, TrajectoryStatus::finished, reason);
+    } catch (const RunStoreError& e) {
+      log(fmt::format("trajectory {}: its MCP session ended it meanwhile ({})", a.trajectory_id, e.what()));
     }
+  } else {
+    log(fmt::format("trajectory {}: evaluation {} still waits for its verdict; it stays open (`ptxbench agent run "
+                    "--run {}` resumes it)",
+                    a.trajectory_id, rp.turn, run_id));
   }
-  t = store.trajectory(a.trajectory_id);
+}
+
+AgentAttempt AgentRunner::run_one(RunStore& store, UsageLedger& ledger, const UsageProxy& proxy, const std::string& run_id,
+                                  const std::string& service_url, const TrajectoryKey& key) {
+  AgentAttempt a;
+  a.key = key;
+  a.trajectory_id = store.ensure_trajectory(run_id, key);
+  a.dir = next_attempt_dir(fs::absolute(fs::path(m_config.output_dir) / run_id), a.trajectory_id, key);
+  const AgentLaunch l = launch_for(a, proxy, run_id, service_url);
+  fs::create_directories(l.workspace);
+  fs::create_directories(l.home);
+  // The task, as our own agent's model reads it, in the workspace.
+  const Prompt prompt = task_prompt(key, m_config.arch);
+  write_file_atomic(l.workspace / "TASK.md", prompt.system + "\n\n" + prompt.user + "\n");
+
+  run_agent(l, a);
+  end_session(store, a, prompt, run_id);
+  TrajectoryInfo t = store.trajectory(a.trajectory_id);
   a.status = t.status;
   a.stop_reason = t.stop_reason;
   for (const TurnRow& r : store.turn_rows(a.trajectory_id)) {

@@ -7,6 +7,7 @@
 // docs/coding_agents.md.
 #pragma once
 
+#include <exception>
 #include <functional>
 #include <optional>
 #include <string>
@@ -19,6 +20,10 @@
 #include "common/fs.h"
 #include "common/json_check.h"
 #include "common/subprocess.h"
+
+namespace ptxbench {
+struct Prompt;
+}  // namespace ptxbench
 
 namespace ptxbench::coding_agent {
 
@@ -98,8 +103,23 @@ class AgentRunner {
   AgentRunResult run(const std::string& run_id = "");
 
  private:
+  [[nodiscard]] ordered_json agent_json() const;  ///< the run config's "agent"
+  /// A new run of this config, or `run_id` checked to be one (and set running again); its id.
+  std::string open_run(RunStore& store, const std::string& run_id, const ordered_json& agent) const;
+  /// Every trajectory of the config, `parallel` at a time, into result.attempts and result.skipped;
+  /// the first failure, after the others have ended.
+  std::exception_ptr run_trajectories(RunStore& store, UsageLedger& ledger, const UsageProxy& proxy,
+                                      const std::string& service_url, AgentRunResult& result);
   AgentAttempt run_one(RunStore& store, UsageLedger& ledger, const UsageProxy& proxy, const std::string& run_id,
                        const std::string& service_url, const TrajectoryKey& key);
+  /// How the CLI is started for attempt `a` (its folders are a.dir/workspace and a.dir/home).
+  [[nodiscard]] AgentLaunch launch_for(const AgentAttempt& a, const UsageProxy& proxy, const std::string& run_id,
+                                       const std::string& service_url) const;
+  /// Runs the CLI under the wall-time limit; its exit, transcript and time go into `a`.
+  void run_agent(const AgentLaunch& l, AgentAttempt& a) const;
+  /// Ends the trajectory's session where the MCP server did not (a CLI that killed it, a timeout),
+  /// unless nothing was asked yet after a failed start or an evaluation still waits for its verdict.
+  void end_session(RunStore& store, const AgentAttempt& a, const Prompt& prompt, const std::string& run_id) const;
   void log(const std::string& line) const;
 
   AgentRunConfig m_config;

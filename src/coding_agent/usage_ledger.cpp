@@ -8,7 +8,9 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "common/enum_names.h"
 #include "common/error.h"
+#include "runs/run_store_schema.h"
 
 namespace ptxbench::coding_agent {
 namespace {
@@ -35,29 +37,22 @@ constexpr const char* kSchema = R"(CREATE TABLE IF NOT EXISTS agent_model_calls 
 );
 CREATE INDEX IF NOT EXISTS agent_model_calls_by_trajectory ON agent_model_calls(trajectory_id, turn);)";
 
-/// The path, once RunStore has opened it: a new file becomes a run store (a ledger table written
-/// first would make RunStore refuse it as another database), another kind of file is refused.
-const std::string& run_store_file(const std::string& path) {
-  RunStore check(path);
-  return path;
-}
-
 constexpr const char* kColumns =
     "id, trajectory_id, api, model, stream, status, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, "
     "usage_reported, started_at, finished_at, latency_s, error, turn";
 
-WireApi parse_api(const std::string& s) {
-  if (s == "chat_completions") return WireApi::chat_completions;
-  if (s == "responses") return WireApi::responses;
-  if (s == "anthropic_messages") return WireApi::anthropic_messages;
-  return WireApi::other;
-}
+constexpr EnumName<WireApi> kApiNames[] = {
+    {WireApi::chat_completions, "chat_completions"},
+    {WireApi::responses, "responses"},
+    {WireApi::anthropic_messages, "anthropic_messages"},
+    {WireApi::other, "other"},
+};
 
 ModelCall read_call(const SqliteStatement& q) {
   ModelCall c;
   c.id = q.integer(0);
   c.trajectory_id = q.integer(1);
-  c.api = parse_api(q.text(2));
+  c.api = find_enum(kApiNames, q.text(2)).value_or(WireApi::other);
   c.model = q.text(3);
   c.stream = q.integer(4) != 0;
   c.status = static_cast<int>(q.integer(5));
@@ -76,15 +71,7 @@ ModelCall read_call(const SqliteStatement& q) {
 
 }  // namespace
 
-std::string to_string(WireApi api) {
-  switch (api) {
-    case WireApi::chat_completions: return "chat_completions";
-    case WireApi::responses: return "responses";
-    case WireApi::anthropic_messages: return "anthropic_messages";
-    case WireApi::other: break;
-  }
-  return "other";
-}
+std::string to_string(WireApi api) { return enum_name(kApiNames, api); }
 
 CallUsage& CallUsage::operator+=(const CallUsage& o) {
   prompt_tokens += o.prompt_tokens;
@@ -95,7 +82,12 @@ CallUsage& CallUsage::operator+=(const CallUsage& o) {
   return *this;
 }
 
-UsageLedger::UsageLedger(const std::string& store_path) : m_db(run_store_file(store_path)) { m_db.exec(kSchema); }
+// The run store's schema first: a new file becomes a run store (a ledger table written first would
+// make RunStore refuse it as another database), another kind of file is refused.
+UsageLedger::UsageLedger(const std::string& store_path) : m_db(store_path) {
+  m_db.open_store(run_store_schema());
+  m_db.exec(kSchema);
+}
 
 int64_t UsageLedger::begin_call(int64_t trajectory_id, WireApi api, const std::string& model, bool stream) {
   std::lock_guard lock(m_mutex);

@@ -44,27 +44,23 @@ const ordered_json& member(const ordered_json& j, const char* key) {
   return it == j.end() ? null : *it;
 }
 
-/// OpenAI chat completions: prompt_tokens (cached included), completion_tokens (reasoning included).
-CallUsage chat_usage(const ordered_json& u) {
+/// OpenAI's usage: <in>_tokens (cached included, in <in>_tokens_details.cached_tokens) and
+/// <out>_tokens (reasoning included, in <out>_tokens_details.reasoning_tokens).
+CallUsage openai_usage(const ordered_json& u, const std::string& in, const std::string& out) {
   CallUsage c;
-  c.prompt_tokens = count_of(u, "prompt_tokens");
-  c.completion_tokens = count_of(u, "completion_tokens");
-  c.cached_tokens = count_of(member(u, "prompt_tokens_details"), "cached_tokens");
-  c.reasoning_tokens = count_of(member(u, "completion_tokens_details"), "reasoning_tokens");
+  c.prompt_tokens = count_of(u, (in + "_tokens").c_str());
+  c.completion_tokens = count_of(u, (out + "_tokens").c_str());
+  c.cached_tokens = count_of(member(u, (in + "_tokens_details").c_str()), "cached_tokens");
+  c.reasoning_tokens = count_of(member(u, (out + "_tokens_details").c_str()), "reasoning_tokens");
   c.reported = true;
   return c;
 }
 
-/// OpenAI Responses: input_tokens (cached included), output_tokens (reasoning included).
-CallUsage responses_usage(const ordered_json& u) {
-  CallUsage c;
-  c.prompt_tokens = count_of(u, "input_tokens");
-  c.completion_tokens = count_of(u, "output_tokens");
-  c.cached_tokens = count_of(member(u, "input_tokens_details"), "cached_tokens");
-  c.reasoning_tokens = count_of(member(u, "output_tokens_details"), "reasoning_tokens");
-  c.reported = true;
-  return c;
-}
+/// OpenAI chat completions: prompt_tokens, completion_tokens.
+CallUsage chat_usage(const ordered_json& u) { return openai_usage(u, "prompt", "completion"); }
+
+/// OpenAI Responses: input_tokens, output_tokens.
+CallUsage responses_usage(const ordered_json& u) { return openai_usage(u, "input", "output"); }
 
 /// Anthropic: input_tokens excludes both cache parts; our prompt_tokens is every input token
 /// (wire_format.cpp's convention). Fields absent from `u` (a message_delta's) leave `c` as it was.
@@ -255,6 +251,98 @@ std::string query_string(CURL* curl, const std::map<std::string, std::string>& q
   return q;
 }
 
+/// What the proxy reads of a call's request body, and the body it sends on.
+struct CallBody {
+  std::string body;
+  std::string model;
+  bool stream = false;
+};
+
+/// Reads the model and the stream flag of a metered call; streamed chat completions are made to
+/// report their usage (stream_options.include_usage) when `inject_usage`.
+CallBody read_call_body(const std::string& body, WireApi api, bool inject_usage) {
+  CallBody out{body, "", false};
+  if (api == WireApi::other) return out;
+  ordered_json j = ordered_json::parse(body, nullptr, false);
+  if (!j.is_object()) return out;
+  out.model = string_member(j, "model");
+  out.stream = member(j, "stream").is_boolean() && j["stream"].get<bool>();
+  if (out.stream && api == WireApi::chat_completions && inject_usage) {
+    const ordered_json& so = member(j, "stream_options");
+    if (!(so.is_object() && member(so, "include_usage").is_boolean() && so["include_usage"].get<bool>())) {
+      j["stream_options"]["include_usage"] = true;
+      out.body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    }
+  }
+  return out;
+}
+
+/// One libcurl call to the upstream: the handle, its header list, and the transfer it feeds.
+struct Upstream {
+  Transfer t;
+  curl_slist* headers = nullptr;
+  char errbuf[CURL_ERROR_SIZE] = {};
+
+  explicit Upstream(WireApi api) : t(api) {
+    t.curl = curl_easy_init();
+    if (!t.curl) throw Error(kLib, "curl_easy_init failed");
+  }
+  ~Upstream() {
+    curl_slist_free_all(headers);
+    curl_easy_cleanup(t.curl);
+  }
+  Upstream(const Upstream&) = delete;
+  Upstream& operator=(const Upstream&) = delete;
+
+  /// The agent's headers but hop-by-hop and framing ones, with the real key in place of its own.
+  void set_headers(const std::map<std::string, std::string>& request_headers, const std::string& key, bool anthropic) {
+    for (const auto& [name, value] : request_headers) {
+      if (is_hop_or_framing(name) || (!key.empty() && is_key_header(name))) continue;
+      headers = curl_slist_append(headers, (name + ": " + value).c_str());
+    }
+    if (!key.empty())
+      headers = curl_slist_append(headers, (anthropic ? "x-api-key: " + key : "Authorization: Bearer " + key).c_str());
+    headers = curl_slist_append(headers, "Expect:");
+  }
+
+  /// The request (`body` must outlive the call) and the callbacks that pass the answer through.
+  void configure(const std::string& url, const std::string& method, const std::string& body, const ProxyConfig& config) {
+    CURL* curl = t.curl;
+    curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
+    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+    if (method == "GET" || method == "HEAD") {
+      curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+      if (method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+    } else {
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
+    }
+    curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+    curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+    curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+    curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+    curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
+    curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // curl decodes; the agent gets identity
+    curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(config.connect_timeout_s * 1000));
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(config.call_timeout_s * 1000));
+    curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+    curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+  }
+
+  /// Why a call that did not end with CURLE_OK failed, in the words the ledger and the agent get.
+  [[nodiscard]] std::string failure(CURLcode rc, bool stopping) const {
+    return t.client_gone              ? "the agent closed the connection before the answer ended"
+           : !t.begin_error.empty()   ? "the answer's head could not be forwarded: " + t.begin_error
+           : stopping                 ? "the proxy stopped during the call"
+           : t.too_large              ? "the answer is larger than " + std::to_string(kMaxWholeBody >> 20) + " MiB"
+                                      : std::string(curl_easy_strerror(rc)) + (errbuf[0] ? std::string(" (") + errbuf + ")" : "");
+  }
+};
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -430,94 +518,27 @@ std::optional<HttpResponse> UsageProxy::handle(const HttpRequest& request, HttpS
     return error_answer(502, route->anthropic,
                         std::string("ptxbench proxy: no ") + (route->anthropic ? "Anthropic" : "OpenAI") +
                             " upstream is configured for " + request.path);
-  std::string target = route->anthropic ? base + "/v1/" + route->rest : base + "/" + route->rest;
+  const std::string target = route->anthropic ? base + "/v1/" + route->rest : base + "/" + route->rest;
+  const CallBody call_body = read_call_body(request.body, route->api, m_config.inject_stream_usage);
 
-  // The request body: read for the model and the stream flag; streamed chat completions are made to
-  // report their usage.
-  std::string body = request.body;
-  std::string model;
-  bool stream = false;
-  if (route->api != WireApi::other) {
-    ordered_json j = ordered_json::parse(body, nullptr, false);
-    if (j.is_object()) {
-      model = string_member(j, "model");
-      stream = member(j, "stream").is_boolean() && j["stream"].get<bool>();
-      if (stream && route->api == WireApi::chat_completions && m_config.inject_stream_usage) {
-        const ordered_json& so = member(j, "stream_options");
-        if (!(so.is_object() && member(so, "include_usage").is_boolean() && so["include_usage"].get<bool>())) {
-          j["stream_options"]["include_usage"] = true;
-          body = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-        }
-      }
-    }
-  }
-
-  CURL* curl = curl_easy_init();
-  if (!curl) throw Error(kLib, "curl_easy_init failed");
-  struct Cleanup {
-    CURL* c;
-    curl_slist* h = nullptr;
-    ~Cleanup() {
-      curl_slist_free_all(h);
-      curl_easy_cleanup(c);
-    }
-  } cleanup{curl};
+  Upstream up(route->api);
+  up.t.out = &out;
+  up.t.stream = call_body.stream;
+  up.t.stopping = &m_stopping;
   const std::string& key = route->anthropic ? m_anthropic_key : m_openai_key;
-  for (const auto& [name, value] : request.headers) {
-    if (is_hop_or_framing(name) || (!key.empty() && is_key_header(name))) continue;
-    cleanup.h = curl_slist_append(cleanup.h, (name + ": " + value).c_str());
-  }
-  if (!key.empty())
-    cleanup.h = curl_slist_append(cleanup.h, (route->anthropic ? "x-api-key: " + key : "Authorization: Bearer " + key).c_str());
-  cleanup.h = curl_slist_append(cleanup.h, "Expect:");
-
-  Transfer t(route->api);
-  t.curl = curl;
-  t.out = &out;
-  t.stream = stream;
-  t.stopping = &m_stopping;
-  const std::string url = target + query_string(curl, request.query);
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, request.method.c_str());
-  if (request.method == "GET" || request.method == "HEAD") {
-    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
-    if (request.method == "HEAD") curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
-  } else {
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.data());
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
-  }
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, cleanup.h);
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
-  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
-  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &t);
-  curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // curl decodes; the agent gets identity
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(m_config.connect_timeout_s * 1000));
-  curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(m_config.call_timeout_s * 1000));
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
-  char errbuf[CURL_ERROR_SIZE] = {};
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, errbuf);
+  up.set_headers(request.headers, key, route->anthropic);
+  const std::string url = target + query_string(up.t.curl, request.query);
+  up.configure(url, request.method, call_body.body, m_config);
 
   const bool metered = route->api != WireApi::other;
-  const int64_t call = metered ? m_ledger.begin_call(route->trajectory, route->api, model, stream) : 0;
-  CURLcode rc = curl_easy_perform(curl);
+  const int64_t call = metered ? m_ledger.begin_call(route->trajectory, route->api, call_body.model, call_body.stream) : 0;
+  CURLcode rc = curl_easy_perform(up.t.curl);
   ++m_calls;
+  Transfer& t = up.t;
   const long status = t.status();
   if (t.event_stream) t.meter.finish();
   else if (!t.body.empty()) t.meter.read_body(t.body);
-
-  std::string error;
-  if (rc != CURLE_OK) {
-    error = t.client_gone         ? "the agent closed the connection before the answer ended"
-            : !t.begin_error.empty() ? "the answer's head could not be forwarded: " + t.begin_error
-            : m_stopping           ? "the proxy stopped during the call"
-            : t.too_large          ? "the answer is larger than " + std::to_string(kMaxWholeBody >> 20) + " MiB"
-                                   : std::string(curl_easy_strerror(rc)) + (errbuf[0] ? std::string(" (") + errbuf + ")" : "");
-  }
+  const std::string error = rc == CURLE_OK ? std::string() : up.failure(rc, m_stopping);
   if (metered) m_ledger.finish_call(call, static_cast<int>(status), t.meter.model(), t.meter.usage(), error);
   if (out.begun()) {
     if (!error.empty()) throw Error(kLib, "call to " + target + " broke off: " + error);  // drops the connection

@@ -8,6 +8,7 @@
 #include <random>
 #include <sstream>
 
+#include "common/enum_names.h"
 #include "common/error.h"
 
 #ifndef PTXBENCH_SOURCE_DIR
@@ -58,12 +59,10 @@ fs::path executable_dir() {
 }
 
 std::string to_string(DataRootSource s) {
-  switch (s) {
-    case DataRootSource::env: return "PTXBENCH_HOME";
-    case DataRootSource::checkout: return "checkout above the working directory";
-    case DataRootSource::build_tree: return "source tree of the build";
-  }
-  return "unknown";
+  constexpr EnumName<DataRootSource> kSources[] = {{DataRootSource::env, "PTXBENCH_HOME"},
+                                                   {DataRootSource::checkout, "checkout above the working directory"},
+                                                   {DataRootSource::build_tree, "source tree of the build"}};
+  return enum_name(kSources, s);
 }
 
 fs::path find_checkout_root(const fs::path& start) {

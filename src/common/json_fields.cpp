@@ -26,4 +26,15 @@ void require_json_object(const ordered_json& j) {
   if (!j.is_object()) throw JsonFieldError("", std::string("expected an object, got ") + j.type_name());
 }
 
+void check_schema(const ordered_json& j, const char* schema, int max_version, const char* what) {
+  std::optional<std::string> name;
+  read_field(j, "schema", name);
+  if (name && *name != schema) throw JsonFieldError("schema", "'" + *name + "' is not " + what + " (" + schema + ")");
+  int version = 1;
+  read_field(j, "schema_version", version);
+  if (version < 1 || version > max_version)
+    throw JsonFieldError("schema_version", std::to_string(version) + " is not a version this ptxbench reads (1 to " +
+                                               std::to_string(max_version) + ")");
+}
+
 }  // namespace ptxbench

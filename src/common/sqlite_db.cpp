@@ -143,46 +143,44 @@ bool has_tables(SqliteDb& db) {
 }
 }  // namespace
 
-std::string SqliteDb::migrate(int64_t application_id, const std::string& kind,
-                              const std::vector<std::vector<const char*>>& migrations) {
-  const auto newest = static_cast<int64_t>(migrations.size());
+std::string SqliteDb::migrate(const StoreSchema& schema) {
+  const auto newest = static_cast<int64_t>(schema.migrations.size());
   SqliteTransaction tx(*this);
   int64_t app = pragma_int("application_id");
   int64_t version = pragma_int("user_version");
   bool blank = app == 0 && version == 0 && !has_tables(*this);
-  if (std::string problem = stamp_problem(m_path, kind, application_id, newest, app, version, blank); !problem.empty())
+  if (std::string problem = stamp_problem(m_path, schema.kind, schema.application_id, newest, app, version, blank);
+      !problem.empty())
     return problem;
-  if (blank) exec("PRAGMA application_id = " + std::to_string(application_id));
+  if (blank) exec("PRAGMA application_id = " + std::to_string(schema.application_id));
   for (int64_t v = version; v < newest; ++v) {
-    for (const char* sql : migrations[static_cast<std::size_t>(v)]) exec(sql);
+    for (const char* sql : schema.migrations[static_cast<std::size_t>(v)]) exec(sql);
     exec("PRAGMA user_version = " + std::to_string(v + 1));
   }
   tx.commit();
   return "";
 }
 
-void SqliteDb::open_store(int64_t application_id, const std::string& kind,
-                          const std::vector<std::vector<const char*>>& migrations) {
-  if (m_mode != Mode::read_only) {
-    if (std::string problem = migrate(application_id, kind, migrations); !problem.empty()) throw StoreError(problem);
-    return;
-  }
-  const auto newest = static_cast<int64_t>(migrations.size());
+std::string SqliteDb::store_problem(const StoreSchema& schema) {
+  if (m_mode != Mode::read_only) return migrate(schema);
+  const auto newest = static_cast<int64_t>(schema.migrations.size());
   int64_t app = pragma_int("application_id");
   int64_t version = pragma_int("user_version");
   bool blank = app == 0 && version == 0 && !has_tables(*this);
-  if (blank) throw StoreError(m_path + " is empty, not a ptxbench " + kind);
-  if (std::string problem = stamp_problem(m_path, kind, application_id, newest, app, version, blank); !problem.empty())
-    throw StoreError(problem);
-  if (version == newest) return;
+  if (blank) return m_path + " is empty, not a ptxbench " + schema.kind;
+  if (std::string problem = stamp_problem(m_path, schema.kind, schema.application_id, newest, app, version, blank);
+      !problem.empty())
+    return problem;
+  if (version == newest) return "";
   // An older schema: the reader's SQL expects the newest, so the file is migrated once, by a
   // writing connection that is closed (its -wal and -shm removed) before reading again.
   close();
   {
     SqliteDb writer(m_path, Mode::existing, m_busy_timeout_ms);
-    writer.open_store(application_id, kind, migrations);
+    if (std::string problem = writer.store_problem(schema); !problem.empty()) return problem;
   }
   open(Mode::read_only, m_busy_timeout_ms);
+  return "";
 }
 
 SqliteReadSnapshot::SqliteReadSnapshot(SqliteDb& db) : m_db(db) { m_db.exec("BEGIN DEFERRED"); }

@@ -17,6 +17,16 @@ namespace ptxbench {
 
 class SqliteStatement;
 
+/// What makes a SQLite file a ptxbench store of one kind: the stamp in its header and the
+/// statements that build its schema, version by version.
+struct StoreSchema {
+  int64_t application_id = 0;  ///< PRAGMA application_id: four letters ("PTBR" for the run store)
+  std::string kind;            ///< for messages: "run store"
+  /// migrations[v]: the statements taking version v to v + 1 (PRAGMA user_version). Append, never
+  /// edit: migrations.size() is the newest version.
+  std::vector<std::vector<const char*>> migrations;
+};
+
 /// A store file that cannot be used as given: missing where it must exist, not a SQLite database,
 /// damaged, of another kind or of a newer schema. The message names the file. An InputError: the
 /// user pointed at the wrong file (exit 2), not our bug.
@@ -53,24 +63,29 @@ class SqliteDb {
   [[nodiscard]] int64_t changes() const;
   /// The integer value of `PRAGMA name` (user_version, application_id, ...).
   [[nodiscard]] int64_t pragma_int(const char* name);
-  /// Opens a versioned store in one transaction: stamps an empty file with `application_id`,
-  /// refuses a file of another kind or a newer schema, then runs `migrations[v]` (the statements
-  /// taking version v to v + 1) up to migrations.size(). Returns "" when done, else the problem
-  /// ("PATH is not a ptxbench KIND ...") for the caller to throw as its own error type.
-  [[nodiscard]] std::string migrate(int64_t application_id, const std::string& kind,
-                                    const std::vector<std::vector<const char*>>& migrations);
-  /// What a store's constructor calls: migrate(), throwing StoreError for its problem. In read_only
-  /// mode nothing is written: a file of this kind at an older schema is migrated through a brief
-  /// writing connection first (whose close removes its -wal/-shm again), then read; an empty or
-  /// foreign file, or a newer schema, is a StoreError.
-  void open_store(int64_t application_id, const std::string& kind,
-                  const std::vector<std::vector<const char*>>& migrations);
+  /// What a store's constructor calls: makes this file a store of `schema` at its newest version,
+  /// or throws `E` (StoreError, or the store's own error type) with the problem ("PATH is not a
+  /// ptxbench KIND ..."). Writable modes run migrate(). In read_only mode nothing is written: a
+  /// file of this kind at an older schema is migrated through a brief writing connection first
+  /// (whose close removes its -wal/-shm again), then read; an empty or foreign file, or a newer
+  /// schema, is refused.
+  template <class E = StoreError>
+  void open_store(const StoreSchema& schema) {
+    if (std::string problem = store_problem(schema); !problem.empty()) throw E(problem);
+  }
   [[nodiscard]] Mode mode() const noexcept { return m_mode; }
   [[nodiscard]] const std::string& path() const noexcept { return m_path; }
 
  private:
   void open(Mode mode, int busy_timeout_ms);
   void close() noexcept;
+  /// open_store's work: "" when the file is a store of `schema` at its newest version, else the
+  /// problem.
+  [[nodiscard]] std::string store_problem(const StoreSchema& schema);
+  /// In one transaction: stamps an empty file with the schema's application_id, refuses a file of
+  /// another kind or a newer schema, then runs the migrations from the file's version to the
+  /// newest. Returns "" when done, else the problem.
+  [[nodiscard]] std::string migrate(const StoreSchema& schema);
   sqlite3* m_db = nullptr;
   std::string m_path;
   Mode m_mode = Mode::create;

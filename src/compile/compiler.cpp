@@ -50,6 +50,64 @@ fs::path find_with_extension(const fs::path& dir, const std::string& ext, const 
   return {};
 }
 
+/// The checks before nvcc: size, banned APIs in the source, the ABI binding. True (with the status
+/// and message in `r`) when the source is refused.
+bool refuse_source(const std::string& source, std::size_t max_bytes, CompileResult& r) {
+  if (source.size() > max_bytes) {
+    r.status = CompileStatus::compile_error;
+    r.message = "source is " + std::to_string(source.size()) + " bytes; the limit is " + std::to_string(max_bytes);
+    return true;
+  }
+  r.binding = detect_binding(source);
+  r.source_findings = scan_source(source);
+  if (!r.source_findings.empty()) {
+    r.status = CompileStatus::banned_api;
+    r.message = "The source uses banned APIs:";
+    for (const auto& f : r.source_findings)
+      r.message += "\n  line " + std::to_string(f.line) + ": '" + f.excerpt + "': " + f.reason;
+    return true;
+  }
+  if (std::string problem = binding_problem(source); !problem.empty()) {
+    r.status = CompileStatus::abi_error;
+    r.message = problem;
+    return true;
+  }
+  return false;
+}
+
+/// meta.json of a build: nvcc's outcome, which a cache hit reads back (read_cached).
+ordered_json meta_json(const CompileResult& r) {
+  return {{"status", r.status == CompileStatus::ok ? "ok" : "compile_error"},
+          {"message", r.message},
+          {"seconds", r.seconds},
+          {"command", r.command}};
+}
+
+/// A cached build's outcome, command and log (meta.json, compile.log in `dir`).
+void read_cached(const fs::path& dir, const fs::path& cache_dir, CompileResult& r) {
+  auto meta = read_json_file(dir / "meta.json");
+  r.status = meta.at("status").get<std::string>() == "ok" ? CompileStatus::ok : CompileStatus::compile_error;
+  r.message = meta.at("message").get<std::string>();
+  r.command = meta.at("command").get<std::vector<std::string>>();
+  r.log = without_build_dir(read_file(dir / "compile.log"), cache_dir);
+  if (r.status != CompileStatus::ok) r.message = without_build_dir(r.message, cache_dir);
+  r.cache_hit = true;
+}
+
+/// Moves a finished build folder to `final_dir` in the cache (atomically; a concurrent build of the
+/// same key may win), or keeps it where it is when not caching.
+void publish(TempDir& work, const fs::path& final_dir, bool use_cache, CompileResult& r) {
+  if (use_cache) {
+    fs::create_directories(final_dir.parent_path());
+    std::error_code ec;
+    fs::rename(work.path(), final_dir, ec);  // atomic publish; loses the race gracefully
+    if (!ec || fs::exists(final_dir / "meta.json")) r.dir = final_dir;
+    else work.keep();
+  } else {
+    work.keep();
+  }
+}
+
 }  // namespace
 
 SandboxPolicy Compiler::compile_sandbox_policy(const fs::path& work) const {
@@ -136,33 +194,9 @@ void Compiler::analyze(CompileResult& r) const {
   }
 }
 
-CompileResult Compiler::compile(const std::string& source) const {
-  CompileResult r;
-  r.arch = m_options.arch;
-  if (source.size() > m_options.max_source_bytes) {
-    r.status = CompileStatus::compile_error;
-    r.message = "source is " + std::to_string(source.size()) + " bytes; the limit is " +
-                std::to_string(m_options.max_source_bytes);
-    return r;
-  }
-  r.binding = detect_binding(source);
-  r.source_findings = scan_source(source);
-  if (!r.source_findings.empty()) {
-    r.status = CompileStatus::banned_api;
-    r.message = "The source uses banned APIs:";
-    for (const auto& f : r.source_findings)
-      r.message += "\n  line " + std::to_string(f.line) + ": '" + f.excerpt + "': " + f.reason;
-    return r;
-  }
-  if (std::string problem = binding_problem(source); !problem.empty()) {
-    r.status = CompileStatus::abi_error;
-    r.message = problem;
-    return r;
-  }
-
-  r.nvcc_version = nvcc_version();
+std::string Compiler::cache_key(const std::string& source) const {
   Sha256 h;
-  h.field("ptxbench-compile-v1").field(r.nvcc_version);
+  h.field("ptxbench-compile-v1").field(nvcc_version());
   // Include folders enter the key by content, not by where this checkout happens to live.
   for (const auto& f : flags({})) h.field(f.rfind("-I", 0) == 0 ? std::string("-I<dir>") : f);
   // Every header a candidate may include from the ABI folder: ptxbench_abi.h and the TVM-FFI
@@ -180,22 +214,10 @@ CompileResult Compiler::compile(const std::string& source) const {
     for (const auto& p : headers) h.field(fs::relative(p, m_pack_include).string()).field(read_file(p));
   }
   h.field(source);
-  r.key = h.hex_digest();
-  fs::path final_dir = m_options.cache_dir / r.key.substr(0, 2) / r.key;
-  r.dir = final_dir;
+  return h.hex_digest();
+}
 
-  if (m_options.use_cache && fs::exists(final_dir / "meta.json")) {
-    auto meta = read_json_file(final_dir / "meta.json");
-    r.status = meta.at("status").get<std::string>() == "ok" ? CompileStatus::ok : CompileStatus::compile_error;
-    r.message = meta.at("message").get<std::string>();
-    r.command = meta.at("command").get<std::vector<std::string>>();
-    r.log = without_build_dir(read_file(final_dir / "compile.log"), m_options.cache_dir);
-    if (r.status != CompileStatus::ok) r.message = without_build_dir(r.message, m_options.cache_dir);
-    r.cache_hit = true;
-    analyze(r);
-    return r;
-  }
-
+void Compiler::build(const std::string& source, const fs::path& final_dir, CompileResult& r) const {
   fs::create_directories(m_options.cache_dir);
   TempDir work("build", m_options.cache_dir / "tmp");
   fs::path keep = work.path() / "keep";
@@ -223,7 +245,7 @@ CompileResult Compiler::compile(const std::string& source) const {
   if (run.timed_out) {
     r.status = CompileStatus::timeout;
     r.message = "nvcc did not finish within " + std::to_string(static_cast<int>(m_options.timeout_s)) + " s";
-    return r;  // not cached: a timeout can be load, not the source
+    return;  // not cached: a timeout can be load, not the source
   }
   if (!run.status.success()) {
     r.status = CompileStatus::compile_error;
@@ -238,22 +260,25 @@ CompileResult Compiler::compile(const std::string& source) const {
   }
   fs::remove_all(keep);
   write_file_atomic(work.path() / "compile.log", r.log);
-  ordered_json meta = {{"status", r.status == CompileStatus::ok ? "ok" : "compile_error"},
-                       {"message", r.message},
-                       {"seconds", r.seconds},
-                       {"command", r.command}};
-  write_file_atomic(work.path() / "meta.json", meta.dump(2));
-
-  if (m_options.use_cache) {
-    fs::create_directories(final_dir.parent_path());
-    std::error_code ec;
-    fs::rename(work.path(), final_dir, ec);  // atomic publish; loses the race gracefully
-    if (!ec || fs::exists(final_dir / "meta.json")) r.dir = final_dir;
-    else work.keep();
-  } else {
-    work.keep();
-  }
+  write_file_atomic(work.path() / "meta.json", meta_json(r).dump(2));
+  publish(work, final_dir, m_options.use_cache, r);
   analyze(r);
+}
+
+CompileResult Compiler::compile(const std::string& source) const {
+  CompileResult r;
+  r.arch = m_options.arch;
+  if (refuse_source(source, m_options.max_source_bytes, r)) return r;
+  r.nvcc_version = nvcc_version();
+  r.key = cache_key(source);
+  fs::path final_dir = m_options.cache_dir / r.key.substr(0, 2) / r.key;
+  r.dir = final_dir;
+  if (m_options.use_cache && fs::exists(final_dir / "meta.json")) {
+    read_cached(final_dir, m_options.cache_dir, r);
+    analyze(r);
+    return r;
+  }
+  build(source, final_dir, r);
   return r;
 }
 

@@ -84,6 +84,10 @@ class Compiler {
 
  private:
   [[nodiscard]] std::vector<std::string> flags(const fs::path& keep_dir) const;
+  /// Content hash of compiler version, flags, the ABI and pack headers, and the source.
+  [[nodiscard]] std::string cache_key(const std::string& source) const;
+  /// Runs nvcc in a build folder under the cache and publishes it to `final_dir` (when caching).
+  void build(const std::string& source, const fs::path& final_dir, CompileResult& r) const;
   void analyze(CompileResult& r) const;
   CompileOptions m_options;
   std::string m_nvcc;

@@ -11,10 +11,10 @@ struct KernelResources {
   int registers = 0;
   int barriers = 0;
   long smem_bytes = 0;
-  long cmem0_bytes = 0;
   long stack_frame_bytes = 0;
   long spill_store_bytes = 0;
   long spill_load_bytes = 0;
+  long cmem0_bytes = 0;  ///< constant bank 0 (not kept in the verdict)
 };
 
 struct PtxasReport {

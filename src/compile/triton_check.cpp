@@ -93,61 +93,56 @@ CompileStatus TritonReport::status() const {
   }
 }
 
-void to_json(ordered_json& j, const TritonFinding& f) {
-  j = {{"rule", f.rule}, {"kind", f.kind}, {"line", f.line}, {"col", f.col}, {"text", f.text}, {"reason", f.reason}};
+namespace {
+void finding_fields(JsonIo& io, TritonFinding& f) {
+  io("rule", f.rule);
+  io("kind", f.kind);
+  io("line", f.line);
+  io("col", f.col);
+  io("text", f.text);
+  io("reason", f.reason);
 }
 
+void entry_fields(JsonIo& io, TritonEntry& e) {
+  io("name", e.name);
+  io("params", e.params);
+  io("varargs", e.varargs);
+  io("line", e.line);
+}
+
+void report_fields(JsonIo& io, TritonReport& r) {
+  io("checker", r.checker);
+  io("version", r.version);
+  if (io.reading() && (r.checker != kTritonCheckerName || r.version != kTritonCheckerVersion))
+    throw JsonFieldError("checker", "expected " + std::string(kTritonCheckerName) + " version " +
+                                        std::to_string(kTritonCheckerVersion) + ", got '" + r.checker + "' version " +
+                                        std::to_string(r.version));
+  io("python", r.python);
+  io("ok", r.ok);
+  io("reason", r.reason);
+  io.nullable("entry", r.entry);
+  io("kernels", r.kernels);
+  io("launches", r.launches);
+  io("imports", r.imports);
+  io("findings", r.findings);
+  io("truncated", r.truncated);
+}
+}  // namespace
+
+void to_json(ordered_json& j, const TritonFinding& f) { write_fields(j, f, finding_fields); }
+
 void from_json(const ordered_json& j, TritonFinding& f) {
-  require_json_object(j);
-  read_field(j, "rule", f.rule);
-  read_field(j, "kind", f.kind);
-  read_field(j, "line", f.line);
-  read_field(j, "col", f.col);
-  read_field(j, "text", f.text);
-  read_field(j, "reason", f.reason);
+  read_fields(j, f, finding_fields);
   if (kind_rank(f.kind) < 0)
     throw JsonFieldError("kind", "unknown finding kind '" + f.kind + "' (syntax, banned, abi)");
 }
 
-void to_json(ordered_json& j, const TritonEntry& e) {
-  j = {{"name", e.name}, {"params", e.params}, {"varargs", e.varargs}, {"line", e.line}};
-}
-
-void from_json(const ordered_json& j, TritonEntry& e) {
-  require_json_object(j);
-  read_field(j, "name", e.name);
-  read_field(j, "params", e.params);
-  read_field(j, "varargs", e.varargs);
-  read_field(j, "line", e.line);
-}
-
-void to_json(ordered_json& j, const TritonReport& r) {
-  j = {{"checker", r.checker}, {"version", r.version}, {"python", r.python}, {"ok", r.ok}, {"reason", r.reason}};
-  j["entry"] = r.entry ? ordered_json(*r.entry) : ordered_json(nullptr);
-  j["kernels"] = r.kernels;
-  j["launches"] = r.launches;
-  j["imports"] = r.imports;
-  j["findings"] = r.findings;
-  j["truncated"] = r.truncated;
-}
+void to_json(ordered_json& j, const TritonEntry& e) { write_fields(j, e, entry_fields); }
+void from_json(const ordered_json& j, TritonEntry& e) { read_fields(j, e, entry_fields); }
+void to_json(ordered_json& j, const TritonReport& r) { write_fields(j, r, report_fields); }
 
 void from_json(const ordered_json& j, TritonReport& r) {
-  require_json_object(j);
-  read_field(j, "checker", r.checker);
-  read_field(j, "version", r.version);
-  if (r.checker != kTritonCheckerName || r.version != kTritonCheckerVersion)
-    throw JsonFieldError("checker", "expected " + std::string(kTritonCheckerName) + " version " +
-                                        std::to_string(kTritonCheckerVersion) + ", got '" + r.checker + "' version " +
-                                        std::to_string(r.version));
-  read_field(j, "python", r.python);
-  read_field(j, "ok", r.ok);
-  read_field(j, "reason", r.reason);
-  read_field(j, "entry", r.entry);
-  read_field(j, "kernels", r.kernels);
-  read_field(j, "launches", r.launches);
-  read_field(j, "imports", r.imports);
-  read_field(j, "findings", r.findings);
-  read_field(j, "truncated", r.truncated);
+  read_fields(j, r, report_fields);
   if (r.ok != r.findings.empty()) throw JsonFieldError("ok", "disagrees with the findings");
 }
 

@@ -5,23 +5,9 @@
 
 #include <cuda_runtime.h>
 
-#include <cstdio>
+#include "gpu/checked_call.h"
 
-#include "common/error.h"
+#define PTXB_CUDA_CALL(expr) PTXB_CHECKED_CALL("CUDA runtime", cudaError_t, cudaSuccess, cudaGetErrorName, (expr), #expr)
 
-#define PTXB_CUDA_CALL(expr)                                                                    \
-  do {                                                                                          \
-    cudaError_t ptxb_status_ = (expr);                                                          \
-    if (ptxb_status_ != cudaSuccess)                                                            \
-      ::ptxbench::detail::throw_call_error("CUDA runtime", ptxb_status_,                        \
-                                           cudaGetErrorName(ptxb_status_), #expr, __FILE__,     \
-                                           __LINE__);                                           \
-  } while (0)
-
-#define PTXB_CUDA_CALL_NOEXCEPT(expr)                                                           \
-  do {                                                                                          \
-    cudaError_t ptxb_status_ = (expr);                                                          \
-    if (ptxb_status_ != cudaSuccess)                                                            \
-      std::fprintf(stderr, "ptxbench: %s:%d: %s failed: %s\n", __FILE__, __LINE__, #expr,      \
-                   cudaGetErrorName(ptxb_status_));                                             \
-  } while (0)
+#define PTXB_CUDA_CALL_NOEXCEPT(expr) \
+  PTXB_CHECKED_CALL_NOEXCEPT(cudaError_t, cudaSuccess, cudaGetErrorName, (expr), #expr)

@@ -1,9 +1,13 @@
 #include "llm/chat.h"
 
+#include "common/enum_names.h"
 #include "common/error.h"
 
 namespace ptxbench {
 namespace {
+
+constexpr EnumName<FinishReason> kFinishReasons[] = {
+    {FinishReason::stop, "stop"}, {FinishReason::length, "length"}, {FinishReason::other, "other"}};
 
 int64_t count_field(const JsonChecker& check, const ordered_json& j, const std::string& path, const char* key) {
   int64_t v = check.int_field(j, path, key);
@@ -31,20 +35,10 @@ Usage read_usage(const JsonChecker& check, const ordered_json& j, const std::str
 
 }  // namespace
 
-std::string_view to_string(FinishReason reason) {
-  switch (reason) {
-    case FinishReason::stop: return "stop";
-    case FinishReason::length: return "length";
-    case FinishReason::other: return "other";
-  }
-  return "other";
-}
+std::string_view to_string(FinishReason reason) { return enum_name_view(kFinishReasons, reason); }
 
 FinishReason finish_reason_from_string(std::string_view text) {
-  if (text == "stop") return FinishReason::stop;
-  if (text == "length") return FinishReason::length;
-  if (text == "other") return FinishReason::other;
-  throw InputError("chat", "finish reason must be stop, length or other, got '" + std::string(text) + "'");
+  return parse_enum(kFinishReasons, text, "finish reason", "chat");
 }
 
 Usage& Usage::operator+=(const Usage& other) {

@@ -122,10 +122,12 @@ void TrajectorySession::log(const std::string& line) const {
   else std::fprintf(stderr, "[mcp] %s\n", line.c_str());
 }
 
-ordered_json TrajectorySession::request_body(const std::string& source) const {
-  ordered_json body = {{"definition", m_key.definition}, {"source", source}};
-  if (!m_key.workload_uuid.empty()) body["workload"] = m_key.workload_uuid;
-  return body;
+EvalRequest TrajectorySession::request(const std::string& source) const {
+  EvalRequest r;
+  r.definition = m_key.definition;
+  r.workload = m_key.workload_uuid;
+  r.source = source;
+  return r;
 }
 
 std::string TrajectorySession::idempotency_key(int64_t turn, const std::string& source, int64_t submission) const {
@@ -136,7 +138,7 @@ std::string TrajectorySession::idempotency_key(int64_t turn, const std::string& 
   return key;
 }
 
-ordered_json TrajectorySession::await(const std::string& task_id, const ProgressFn& progress) const {
+FinishedEvaluation TrajectorySession::await(const std::string& task_id, const ProgressFn& progress) const {
   using clock = std::chrono::steady_clock;
   const auto start = clock::now();
   const auto deadline = start + std::chrono::duration<double>(m_config.eval_timeout_s);
@@ -146,7 +148,7 @@ ordered_json TrajectorySession::await(const std::string& task_id, const Progress
       throw Error("service", fmt::format("evaluation {} not done within {} s", task_id, m_config.eval_timeout_s));
     ordered_json t = m_service.get(task_id, std::min(left, m_config.progress_interval_s));
     std::string state = t.value("state", "");
-    if (state == "done") return t;
+    if (state == "done") return read_finished_task(t);
     if (progress) progress(std::chrono::duration<double>(clock::now() - start).count(), state);
   }
 }
@@ -176,12 +178,12 @@ void TrajectorySession::settle(const ProgressFn& progress) {
       }
       case NextAction::submit_evaluation: {
         const std::string& source = *rp.last->candidate_source;
-        m_store.record_submission(id, turn, m_service.submit(request_body(source), idempotency_key(turn, source, 1)));
+        m_store.record_submission(id, turn, m_service.submit(request(source), idempotency_key(turn, source, 1)));
         break;
       }
       case NextAction::await_verdict: {
         const std::string& task = *rp.last->task_id;
-        ordered_json t;
+        FinishedEvaluation t;
         try {
           t = await(task, progress);
         } catch (const Error&) {
@@ -189,11 +191,11 @@ void TrajectorySession::settle(const ProgressFn& progress) {
           if (!m_service.forgot(task)) throw;
           const std::string& source = *rp.last->candidate_source;
           m_store.record_resubmission(id, turn, task,
-                                      m_service.submit(request_body(source),
+                                      m_service.submit(request(source),
                                                        idempotency_key(turn, source, rp.last->submissions + 1)));
           break;
         }
-        m_store.record_verdict(id, turn, task, ServiceClient::verdict_document(t));
+        m_store.record_verdict(id, turn, task, t.verdict_or_bare().to_json());
         break;
       }
       case NextAction::feedback_or_complete: {
@@ -234,7 +236,7 @@ EvaluationResult TrajectorySession::evaluate(const std::string& source, const Pr
   const int64_t turn = used_before + 1;
   // Submitted before the turn is begun: a service that cannot be reached or refuses the request
   // leaves nothing stored and spends nothing of the budget.
-  std::string task = m_service.submit(request_body(source), idempotency_key(turn, source, 1));
+  std::string task = m_service.submit(request(source), idempotency_key(turn, source, 1));
   m_store.begin_turn(id, turn);
   m_store.record_model_answer(id, turn, submission_answer(m_client, source), m_config.usage_hook({id, turn, m_client}));
   m_store.record_candidate(id, turn, source);

@@ -121,9 +121,9 @@ class TrajectorySession {
   /// Drives the last turn from wherever it stands to complete (the steps of turn_loop.cpp with
   /// the candidate given, not extracted). Returns when no turn is pending.
   void settle(const ProgressFn& progress);
-  [[nodiscard]] ordered_json request_body(const std::string& source) const;
+  [[nodiscard]] EvalRequest request(const std::string& source) const;
   [[nodiscard]] std::string idempotency_key(int64_t turn, const std::string& source, int64_t submission) const;
-  [[nodiscard]] ordered_json await(const std::string& task_id, const ProgressFn& progress) const;
+  [[nodiscard]] FinishedEvaluation await(const std::string& task_id, const ProgressFn& progress) const;
   void log(const std::string& line) const;
 
   RunStore& m_store;

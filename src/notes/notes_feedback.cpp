@@ -7,10 +7,7 @@ namespace ptxbench {
 namespace {
 
 constexpr EnumName<NotesMode> kModeNames[] = {
-    {NotesMode::off, "off"},
-    {NotesMode::notes, "notes"},
-    {NotesMode::notes_and_kernel, "notes+kernel"},
-};
+    {NotesMode::off, "off"}, {NotesMode::notes, "notes"}, {NotesMode::notes_and_kernel, "notes+kernel"}};
 
 constexpr std::string_view kNotesHeading =
     "## Repair notes\n"

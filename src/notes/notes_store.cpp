@@ -15,12 +15,9 @@ namespace ptxbench {
 namespace {
 
 // "PTBN" in the SQLite header: a notes store, not a run store or another program's file.
-constexpr int64_t kApplicationId = 0x5054424E;
-
-// Schema migrations: kMigrations[v] takes a store from version v to v + 1. Append, never edit. A
-// change of the term extraction is a migration too: it rebuilds repair_notes_fts from the stored
-// kernels and note fields.
-const std::vector<std::vector<const char*>> kMigrations = {
+// migrations[v] takes a store from version v to v + 1. Append, never edit. A change of the term
+// extraction is a migration too: it rebuilds repair_notes_fts from the stored kernels and note fields.
+const StoreSchema kSchema = {0x5054424E, "notes store", {
     {
         // Content-addressed kernel sources: the wrong ones (to re-index) and the fixed ones.
         R"(CREATE TABLE kernels (
@@ -53,8 +50,8 @@ const std::vector<std::vector<const char*>> kMigrations = {
         // Per term: how many notes contain it (doc), to pick a query's rarest terms.
         "CREATE VIRTUAL TABLE repair_notes_vocab USING fts5vocab(repair_notes_fts, row)",
     },
-};
-static_assert(NotesStore::kSchemaVersion == 1, "add a migration to kMigrations with the new version");
+}};
+static_assert(NotesStore::kSchemaVersion == 1, "add a migration to kSchema with the new version");
 
 // Syntax words of C/C++/CUDA and English function words: in nearly every kernel or note, they
 // would only dilute the index and take query slots.
@@ -247,8 +244,7 @@ std::string fts5_quote(std::string_view term) {
 }
 
 NotesStore::NotesStore(const std::string& path, Open mode) : m_path(path), m_db(checked_path(path, mode)) {
-  if (std::string problem = m_db.migrate(kApplicationId, "notes store", kMigrations); !problem.empty())
-    throw NotesStoreError(problem);
+  m_db.open_store<NotesStoreError>(kSchema);
 }
 
 int64_t NotesStore::add(const RepairNote& note, const std::string& wrong_kernel_source,

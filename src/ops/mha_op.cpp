@@ -64,12 +64,17 @@ struct RowScratch {
     spare = work + mha_rows_scratch_floats(d, rows);
     delta = spare + rows * s.D;
   }
-};
 
-const int64_t* upload_rows(const RowScratch& sc, const std::vector<int64_t>& rows, cudaStream_t stream) {
-  PTXB_CUDA_CALL(cudaMemcpyAsync(sc.rows, rows.data(), rows.size() * sizeof(int64_t), cudaMemcpyHostToDevice, stream));
-  return sc.rows;
-}
+  /// For each sample k in turn: its row indices copied to the scratch, then each(k, rows, count).
+  template <typename Each>
+  void for_each_sample(const std::vector<RowSample>& samples, cudaStream_t stream, Each each) const {
+    for (std::size_t k = 0; k < samples.size(); ++k) {
+      const auto& r = samples[k].rows;
+      PTXB_CUDA_CALL(cudaMemcpyAsync(rows, r.data(), r.size() * sizeof(int64_t), cudaMemcpyHostToDevice, stream));
+      each(k, static_cast<const int64_t*>(rows), static_cast<int64_t>(r.size()));
+    }
+  }
+};
 
 int64_t max_rows(const std::vector<RowSample>& samples) {
   std::size_t n = 0;
@@ -79,47 +84,50 @@ int64_t max_rows(const std::vector<RowSample>& samples) {
 
 }  // namespace
 
+MhaShape MhaOperator::shape(const ResolvedWorkload& w) const {
+  return shape_of(w, m_backward ? kBwdNames : kFwdNames, m_causal);
+}
+
+std::unique_ptr<Baseline> MhaOperator::make_baseline(const ResolvedWorkload& w) const {
+  if (m_backward) return std::make_unique<MhaBwdCudnn>(shape(w));
+  return std::make_unique<MhaFwdCudnn>(shape(w));
+}
+
+double MhaOperator::flops(const ResolvedWorkload& w) const {
+  const double forward = forward_flops(shape(w));
+  return m_backward ? 2.5 * forward : forward;
+}
+
+std::size_t MhaOperator::row_scratch_bytes(const ResolvedWorkload& w, int64_t rows) const {
+  return RowScratch::bytes(shape(w), rows);
+}
+
 void MhaFwdOperator::reference(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs,
                                const std::vector<float*>& outputs, cudaStream_t stream) const {
-  MhaShape s = shape_of(w, kFwdNames, m_causal);
+  MhaShape s = shape(w);
   mha_forward_reference(in<bf16>(inputs, 0), in<bf16>(inputs, 1), in<bf16>(inputs, 2), outputs.at(0), outputs.at(1),
                         dims_of(s), stream);
 }
 
-std::unique_ptr<Baseline> MhaFwdOperator::make_baseline(const ResolvedWorkload& w) const {
-  return std::make_unique<MhaFwdCudnn>(shape_of(w, kFwdNames, m_causal));
-}
-
-double MhaFwdOperator::flops(const ResolvedWorkload& w) const {
-  return forward_flops(shape_of(w, kFwdNames, m_causal));
-}
-
 int64_t MhaFwdOperator::row_length(const ResolvedWorkload& w, std::size_t o) const {
-  return o == 1 ? 1 : shape_of(w, kFwdNames, m_causal).D;
-}
-
-std::size_t MhaFwdOperator::row_scratch_bytes(const ResolvedWorkload& w, int64_t rows) const {
-  return RowScratch::bytes(shape_of(w, kFwdNames, m_causal), rows);
+  return o == 1 ? 1 : shape(w).D;
 }
 
 void MhaFwdOperator::reference_rows(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs,
                                     const std::vector<RowSample>& samples, const std::vector<float*>& out,
                                     void* scratch, cudaStream_t stream) const {
-  MhaShape s = shape_of(w, kFwdNames, m_causal);
+  MhaShape s = shape(w);
   RowScratch sc(scratch, s, max_rows(samples));
-  for (std::size_t k = 0; k < samples.size(); ++k) {
-    const auto& r = samples[k].rows;
-    const int64_t* rows = upload_rows(sc, r, stream);
+  sc.for_each_sample(samples, stream, [&](std::size_t k, const int64_t* rows, int64_t n) {
     const bool lse = samples[k].output == 1;
-    mha_forward_reference_rows(in<bf16>(inputs, 0), in<bf16>(inputs, 1), in<bf16>(inputs, 2), rows,
-                               static_cast<int64_t>(r.size()), lse ? sc.spare : out.at(k), lse ? out.at(k) : sc.spare,
-                               sc.work, dims_of(s), stream);
-  }
+    mha_forward_reference_rows(in<bf16>(inputs, 0), in<bf16>(inputs, 1), in<bf16>(inputs, 2), rows, n,
+                               lse ? sc.spare : out.at(k), lse ? out.at(k) : sc.spare, sc.work, dims_of(s), stream);
+  });
 }
 
 void MhaBwdOperator::make_inputs(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs, uint64_t seed,
                                  cudaStream_t stream) const {
-  MhaShape s = shape_of(w, kBwdNames, m_causal);
+  MhaShape s = shape(w);
   Operator::make_inputs(w, inputs, seed, stream);  // Q, K, V, dO per their samplers (O, LSE overwritten)
   auto derived = [&](const char* name) {
     auto it = w.workload.inputs.find(name);
@@ -134,49 +142,34 @@ void MhaBwdOperator::make_inputs(const ResolvedWorkload& w, const std::vector<De
 
 void MhaBwdOperator::reference(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs,
                                const std::vector<float*>& outputs, cudaStream_t stream) const {
-  MhaShape s = shape_of(w, kBwdNames, m_causal);
+  MhaShape s = shape(w);
   mha_backward_reference(in<bf16>(inputs, 0), in<bf16>(inputs, 1), in<bf16>(inputs, 2), in<bf16>(inputs, 3),
                          in<bf16>(inputs, 4), in<float>(inputs, 5), outputs.at(0), outputs.at(1), outputs.at(2),
                          dims_of(s), stream);
 }
 
-std::unique_ptr<Baseline> MhaBwdOperator::make_baseline(const ResolvedWorkload& w) const {
-  return std::make_unique<MhaBwdCudnn>(shape_of(w, kBwdNames, m_causal));
-}
-
-double MhaBwdOperator::flops(const ResolvedWorkload& w) const {
-  return 2.5 * forward_flops(shape_of(w, kBwdNames, m_causal));
-}
-
 std::vector<std::size_t> MhaBwdOperator::fresh_inputs(const ResolvedWorkload& w) const {
-  (void)shape_of(w, kBwdNames, m_causal);
+  (void)shape(w);
   return {4};  // dO
-}
-
-std::size_t MhaBwdOperator::row_scratch_bytes(const ResolvedWorkload& w, int64_t rows) const {
-  return RowScratch::bytes(shape_of(w, kBwdNames, m_causal), rows);
 }
 
 void MhaBwdOperator::reference_rows(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs,
                                     const std::vector<RowSample>& samples, const std::vector<float*>& out,
                                     void* scratch, cudaStream_t stream) const {
-  MhaShape s = shape_of(w, kBwdNames, m_causal);
+  MhaShape s = shape(w);
   AttentionDims d = dims_of(s);
   RowScratch sc(scratch, s, max_rows(samples));
   const bf16 *Q = in<bf16>(inputs, 0), *K = in<bf16>(inputs, 1), *V = in<bf16>(inputs, 2);
   const bf16 *O = in<bf16>(inputs, 3), *dO = in<bf16>(inputs, 4);
   const float* LSE = in<float>(inputs, 5);
   mha_backward_delta(O, dO, sc.delta, d, stream);
-  for (std::size_t k = 0; k < samples.size(); ++k) {
-    const auto& r = samples[k].rows;
-    const int64_t* rows = upload_rows(sc, r, stream);
-    const auto n = static_cast<int64_t>(r.size());
+  sc.for_each_sample(samples, stream, [&](std::size_t k, const int64_t* rows, int64_t n) {
     switch (samples[k].output) {
       case 0: mha_backward_dq_rows(Q, K, V, dO, LSE, sc.delta, rows, n, out.at(k), sc.work, d, stream); break;
       case 1: mha_backward_dkdv_rows(Q, K, V, dO, LSE, sc.delta, rows, n, out.at(k), sc.spare, sc.work, d, stream); break;
       default: mha_backward_dkdv_rows(Q, K, V, dO, LSE, sc.delta, rows, n, sc.spare, out.at(k), sc.work, d, stream); break;
     }
-  }
+  });
 }
 
 }  // namespace ptxbench

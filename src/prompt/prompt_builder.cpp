@@ -55,6 +55,152 @@ std::string tensor_line(const TensorSpec& t) {
   return t.name + " " + t.shape_text() + " " + dtype_name(t.dtype);
 }
 
+/// What building one prompt reads (the tags.json entries of its target, the pack, the chosen
+/// components) and the components it has added so far.
+struct PackKnowledge {
+  const fs::path& root;
+  const ordered_json& config;
+  const Definition& def;
+  const ordered_json& target;  ///< tags.json "targets" entry
+  std::string arch, pack;
+  fs::path pack_dir;           ///< knowledge/<pack>
+  std::set<std::string> want;  ///< the tag's components
+  bool triton;
+  const BpeTokenizer* tokenizer;  ///< nullptr: counts are estimates
+  std::vector<PromptComponent>& components;
+
+  /// Appends a component with its token counts.
+  void add(std::string name, std::string source, std::string text) const {
+    PromptComponent c{std::move(name), std::move(source), std::move(text), 0, 0};
+    c.estimate = estimate_tokens(c.text);
+    c.tokens = tokenizer ? tokenizer->count(c.text) : c.estimate;
+    components.push_back(std::move(c));
+  }
+  /// Pattern notes, concatenated in order, each followed by a blank line; sources joined by ", ".
+  void add_notes(const std::string& component, const ordered_json& names) const {
+    std::string text, sources;
+    for (const auto& name : names) {
+      std::string file = "patterns/" + name.get<std::string>() + ".md";
+      text += read_file(pack_dir / file) + "\n";
+      sources += (sources.empty() ? "" : ", ") + ("knowledge/" + pack + "/" + file);
+    }
+    add(component, sources, text);
+  }
+};
+
+/// A Triton tag takes the triton component and none written for CUDA-PTX candidates.
+void check_language(const std::string& tag, const std::set<std::string>& want, bool triton) {
+  if (triton && !want.count("triton"))
+    throw InputError(kLib, "prompt tag '" + tag + "': triton_guide needs the triton component (tags triton-hopper, triton-hopper-noguide)");
+  if (triton)
+    for (const char* c : kCudaOnly)
+      if (want.count(c))
+        throw InputError(kLib, "prompt tag '" + tag + "': '" + c + "' is knowledge for CUDA-PTX candidates; a Triton prompt takes "
+                               "only params and triton_guide beside its rules and ABI");
+}
+
+std::string umbrella_header(const std::string& pack) { return pack == "hopper" ? "ptxb/sm90.cuh" : "ptxb/sm100.cuh"; }
+
+void add_rules(const PackKnowledge& k) {
+  const std::string rules_file = k.triton ? "knowledge/triton/rules.md" : "knowledge/prompts/rules.md";
+  std::string rules = read_file(k.root / rules_file);
+  std::string baseline = "the vendor library";
+  if (k.config.contains("baselines") && k.config["baselines"].contains(k.def.op_type))
+    baseline = k.config["baselines"][k.def.op_type].get<std::string>();
+  replace_all(rules, "{gpu}", k.target.at("gpu_name").get<std::string>());
+  replace_all(rules, "{arch}", k.arch);
+  replace_all(rules, "{baseline}", baseline);
+  replace_all(rules, "{templates_note}",
+              k.want.count("templates") ? " and the PTX templates below (`#include \"" + umbrella_header(k.pack) + "\"`)" : "");
+  k.add("rules", rules_file, rules);
+}
+
+void add_abi(const PackKnowledge& k) {
+  if (k.triton)
+    k.add("abi", "knowledge/triton/ABI.md", read_file(k.root / "knowledge/triton/ABI.md"));
+  else
+    k.add("abi", "knowledge/abi/ABI.md, knowledge/abi/ptxbench_abi.h",
+          read_file(k.root / "knowledge/abi/ABI.md") + "\n`ptxbench_abi.h`:\n```c\n" +
+              read_file(k.root / "knowledge/abi/ptxbench_abi.h") + "```\n");
+}
+
+void add_params_and_templates(const PackKnowledge& k) {
+  if (k.want.count("params")) {
+    std::string file = "params/" + k.target.at("gpu").get<std::string>() + ".json";
+    k.add("params", "knowledge/" + k.pack + "/" + file,
+          "# Architecture parameters: " + k.target.at("gpu_name").get<std::string>() + " (" + k.arch + ")\n```json\n" +
+              read_file(k.pack_dir / file) + "```\n");
+  }
+  if (k.want.count("templates")) {
+    std::vector<fs::path> headers;
+    for (const auto& e : fs::directory_iterator(k.pack_dir / "include/ptxb"))
+      if (e.path().extension() == ".cuh") headers.push_back(e.path());
+    std::sort(headers.begin(), headers.end());
+    std::string text = "# PTX templates (namespace ptxb; `#include \"" + umbrella_header(k.pack) + "\"` includes them all)\n";
+    for (const auto& h : headers)
+      text += "\n```cuda\n// ---- ptxb/" + h.filename().string() + "\n" + elide_detail(read_file(h)) + "```\n";
+    k.add("templates", "knowledge/" + k.pack + "/include/ptxb/*.cuh", text);
+  }
+}
+
+/// patterns, then the paper hints pattern_a and pattern_b, for the definition's op_type.
+void add_pattern_notes(const PackKnowledge& k) {
+  const std::string& op_type = k.def.op_type;
+  if (k.want.count("patterns")) {
+    const auto by_op = by_op_type(k.config, "patterns", k.pack);
+    if (!by_op.contains(op_type)) throw InputError(kLib, "no patterns for op_type '" + op_type + "' in the " + k.pack + " pack");
+    k.add_notes("patterns", by_op[op_type]);
+  }
+  for (const char* which : {"pattern_a", "pattern_b"}) {
+    if (!k.want.count(which)) continue;
+    const auto by_op = by_op_type(k.config, "pattern_variants", k.pack);
+    if (!by_op.contains(op_type))
+      throw InputError(kLib, std::string(which) + ": no paper hints for op_type '" + op_type + "' in the " + k.pack +
+                                 " pack (tags.json pattern_variants)");
+    k.add_notes(which, by_op[op_type][which == std::string("pattern_a") ? "a" : "b"]);
+  }
+}
+
+void add_expert_and_guidance(const PackKnowledge& k) {
+  if (k.want.count("expert")) {
+    const auto experts = k.config.value("experts", ordered_json::object()).value(k.pack, ordered_json::object());
+    if (!experts.contains(k.def.name)) throw InputError(kLib, "no expert kernel for " + k.def.name + " in the " + k.pack + " pack");
+    std::string file = experts[k.def.name].get<std::string>();
+    k.add("expert", "knowledge/" + k.pack + "/" + file,
+          "# A correct, fast kernel for this definition (study it; write your own)\n```cuda\n" + read_file(k.pack_dir / file) +
+              "```\n");
+  }
+  // Last in the system message, as the original appends its patch after the hint. Op types without
+  // a guidance note (GEMM) get nothing, so one tag list serves every definition of a run.
+  if (k.want.count("guidance")) {
+    const auto by_op = by_op_type(k.config, "guidance", k.pack);
+    if (by_op.contains(k.def.op_type)) {
+      std::string file = "patterns/" + by_op[k.def.op_type].get<std::string>() + ".md";
+      k.add("guidance", "knowledge/" + k.pack + "/" + file, read_file(k.pack_dir / file));
+    }
+  }
+}
+
+void add_triton_guide(const PackKnowledge& k) {
+  if (!k.want.count("triton_guide")) return;
+  const std::string file = "knowledge/triton/" + k.pack + ".md";
+  if (!fs::exists(k.root / file))
+    throw InputError(kLib, "triton_guide: no Triton guide for the " + k.pack + " pack (" + file + "); use triton-hopper-noguide");
+  k.add("triton_guide", file, read_file(k.root / file));
+}
+
+/// The user message: the definition, the workload's tensors, the argument order and the answer's form.
+std::string task_text(const Definition& def, const ResolvedWorkload& w, bool triton) {
+  std::string task = "Implement the definition below for the given workload.\n\nDefinition:\n```json\n" + def.json_text +
+                     "\n```\n\nWorkload " + w.workload.label(def) + ":\n";
+  for (const auto& t : w.tensors) task += std::string(t.is_output ? "  output " : "  input  ") + tensor_line(t) + "\n";
+  task += triton ? "\nArguments of run, in order: " : "\nCall order of ptxb_run's args: ";
+  for (std::size_t i = 0; i < w.tensors.size(); ++i) task += (i ? ", " : "") + w.tensors[i].name;
+  task += triton ? ".\nAnswer with exactly one ```python code block containing the complete file.\n"
+                 : ".\nAnswer with exactly one ```cuda code block containing the complete file.\n";
+  return task;
+}
+
 }  // namespace
 
 CandidateLanguage prompt_tag_language(const std::string& tag) {
@@ -187,128 +333,29 @@ Prompt PromptBuilder::build(const Definition& def, const ResolvedWorkload& w, co
   if (!m_config["targets"].contains(target_name))
     throw InputError(kLib, "no knowledge pack for target '" + target_name + "' (targets: " + joined(target_names()) + ")");
   const auto& target = m_config["targets"][target_name];
-  const std::string arch = target.value("arch", target_name);
-  const std::string pack = target.at("pack").get<std::string>();
-  const fs::path pack_dir = m_root / "knowledge" / pack;
-  std::vector<std::string> chosen = components_of(tag);
-  std::set<std::string> want(chosen.begin(), chosen.end());
-  const CandidateLanguage language = prompt_tag_language(tag);
-  const bool triton = language == CandidateLanguage::triton;
-  if (triton && !want.count("triton"))
-    throw InputError(kLib, "prompt tag '" + tag + "': triton_guide needs the triton component (tags triton-hopper, triton-hopper-noguide)");
-  if (triton)
-    for (const char* c : kCudaOnly)
-      if (want.count(c))
-        throw InputError(kLib, "prompt tag '" + tag + "': '" + c + "' is knowledge for CUDA-PTX candidates; a Triton prompt takes "
-                               "only params and triton_guide beside its rules and ABI");
-
+  const std::vector<std::string> chosen = components_of(tag);
   Prompt p;
   p.tag = tag;
-  p.arch = arch;
+  p.arch = target.value("arch", target_name);
   p.target = target_name;
-  p.language = language;
-  const BpeTokenizer* tokenizer = default_tokenizer(m_root);
-  p.token_counter = tokenizer ? tokenizer->name() : "estimate";
-  auto add = [&](std::string name, std::string source, std::string text) {
-    PromptComponent c{std::move(name), std::move(source), std::move(text), 0, 0};
-    c.estimate = estimate_tokens(c.text);
-    c.tokens = tokenizer ? tokenizer->count(c.text) : c.estimate;
-    p.components.push_back(std::move(c));
-  };
+  p.language = prompt_tag_language(tag);
+  const bool triton = p.language == CandidateLanguage::triton;
+  const std::string pack = target.at("pack").get<std::string>();
+  PackKnowledge k{m_root, m_config, def, target, p.arch, pack, m_root / "knowledge" / pack,
+                  std::set<std::string>(chosen.begin(), chosen.end()), triton, nullptr, p.components};
+  check_language(tag, k.want, triton);
+  k.tokenizer = default_tokenizer(m_root);
+  p.token_counter = k.tokenizer ? k.tokenizer->name() : "estimate";
 
-  const std::string rules_file = triton ? "knowledge/triton/rules.md" : "knowledge/prompts/rules.md";
-  std::string rules = read_file(m_root / rules_file);
-  std::string baseline = "the vendor library";
-  if (m_config.contains("baselines") && m_config["baselines"].contains(def.op_type))
-    baseline = m_config["baselines"][def.op_type].get<std::string>();
-  std::string umbrella = pack == "hopper" ? "ptxb/sm90.cuh" : "ptxb/sm100.cuh";
-  replace_all(rules, "{gpu}", target.at("gpu_name").get<std::string>());
-  replace_all(rules, "{arch}", arch);
-  replace_all(rules, "{baseline}", baseline);
-  replace_all(rules, "{templates_note}",
-              want.count("templates") ? " and the PTX templates below (`#include \"" + umbrella + "\"`)" : "");
-  add("rules", rules_file, rules);
-
-  if (triton)
-    add("abi", "knowledge/triton/ABI.md", read_file(m_root / "knowledge/triton/ABI.md"));
-  else
-    add("abi", "knowledge/abi/ABI.md, knowledge/abi/ptxbench_abi.h",
-        read_file(m_root / "knowledge/abi/ABI.md") + "\n`ptxbench_abi.h`:\n```c\n" +
-            read_file(m_root / "knowledge/abi/ptxbench_abi.h") + "```\n");
-
-  if (want.count("params")) {
-    std::string file = "params/" + target.at("gpu").get<std::string>() + ".json";
-    add("params", "knowledge/" + pack + "/" + file,
-        "# Architecture parameters: " + target.at("gpu_name").get<std::string>() + " (" + arch + ")\n```json\n" +
-            read_file(pack_dir / file) + "```\n");
-  }
-  if (want.count("templates")) {
-    std::vector<fs::path> headers;
-    for (const auto& e : fs::directory_iterator(pack_dir / "include/ptxb"))
-      if (e.path().extension() == ".cuh") headers.push_back(e.path());
-    std::sort(headers.begin(), headers.end());
-    std::string text = "# PTX templates (namespace ptxb; `#include \"" + umbrella + "\"` includes them all)\n";
-    for (const auto& h : headers)
-      text += "\n```cuda\n// ---- ptxb/" + h.filename().string() + "\n" + elide_detail(read_file(h)) + "```\n";
-    add("templates", "knowledge/" + pack + "/include/ptxb/*.cuh", text);
-  }
-  if (want.count("contract")) add("contract", "knowledge/" + pack + "/contract.md", read_file(pack_dir / "contract.md"));
-  // Pattern notes, concatenated in order, each followed by a blank line; sources joined by ", ".
-  auto add_notes = [&](const std::string& component, const ordered_json& names) {
-    std::string text, sources;
-    for (const auto& name : names) {
-      std::string file = "patterns/" + name.get<std::string>() + ".md";
-      text += read_file(pack_dir / file) + "\n";
-      sources += (sources.empty() ? "" : ", ") + ("knowledge/" + pack + "/" + file);
-    }
-    add(component, sources, text);
-  };
-  if (want.count("patterns")) {
-    const auto by_op = by_op_type(m_config, "patterns", pack);
-    if (!by_op.contains(def.op_type)) throw InputError(kLib, "no patterns for op_type '" + def.op_type + "' in the " + pack + " pack");
-    add_notes("patterns", by_op[def.op_type]);
-  }
-  for (const char* which : {"pattern_a", "pattern_b"}) {
-    if (!want.count(which)) continue;
-    const auto by_op = by_op_type(m_config, "pattern_variants", pack);
-    if (!by_op.contains(def.op_type))
-      throw InputError(kLib, std::string(which) + ": no paper hints for op_type '" + def.op_type + "' in the " + pack +
-                                 " pack (tags.json pattern_variants)");
-    add_notes(which, by_op[def.op_type][which == std::string("pattern_a") ? "a" : "b"]);
-  }
-  if (want.count("expert")) {
-    const auto experts = m_config.value("experts", ordered_json::object()).value(pack, ordered_json::object());
-    if (!experts.contains(def.name)) throw InputError(kLib, "no expert kernel for " + def.name + " in the " + pack + " pack");
-    std::string file = experts[def.name].get<std::string>();
-    add("expert", "knowledge/" + pack + "/" + file,
-        "# A correct, fast kernel for this definition (study it; write your own)\n```cuda\n" + read_file(pack_dir / file) +
-            "```\n");
-  }
-  // Last in the system message, as the original appends its patch after the hint. Op types without
-  // a guidance note (GEMM) get nothing, so one tag list serves every definition of a run.
-  if (want.count("guidance")) {
-    const auto by_op = by_op_type(m_config, "guidance", pack);
-    if (by_op.contains(def.op_type)) {
-      std::string file = "patterns/" + by_op[def.op_type].get<std::string>() + ".md";
-      add("guidance", "knowledge/" + pack + "/" + file, read_file(pack_dir / file));
-    }
-  }
-  if (want.count("triton_guide")) {
-    const std::string file = "knowledge/triton/" + pack + ".md";
-    if (!fs::exists(m_root / file))
-      throw InputError(kLib, "triton_guide: no Triton guide for the " + pack + " pack (" + file + "); use triton-hopper-noguide");
-    add("triton_guide", file, read_file(m_root / file));
-  }
+  add_rules(k);
+  add_abi(k);
+  add_params_and_templates(k);
+  if (k.want.count("contract")) k.add("contract", "knowledge/" + k.pack + "/contract.md", read_file(k.pack_dir / "contract.md"));
+  add_pattern_notes(k);
+  add_expert_and_guidance(k);
+  add_triton_guide(k);
   for (const auto& c : p.components) p.system += (p.system.empty() ? "" : "\n") + c.text;
-
-  std::string task = "Implement the definition below for the given workload.\n\nDefinition:\n```json\n" + def.json_text +
-                     "\n```\n\nWorkload " + w.workload.label(def) + ":\n";
-  for (const auto& t : w.tensors) task += std::string(t.is_output ? "  output " : "  input  ") + tensor_line(t) + "\n";
-  task += triton ? "\nArguments of run, in order: " : "\nCall order of ptxb_run's args: ";
-  for (std::size_t i = 0; i < w.tensors.size(); ++i) task += (i ? ", " : "") + w.tensors[i].name;
-  task += triton ? ".\nAnswer with exactly one ```python code block containing the complete file.\n"
-                 : ".\nAnswer with exactly one ```cuda code block containing the complete file.\n";
-  add("task", fs::relative(def.source, m_root).string(), task);
+  k.add("task", fs::relative(def.source, m_root).string(), task_text(def, w, triton));
   p.user = p.components.back().text;
   return p;
 }

@@ -5,46 +5,27 @@
 #include <algorithm>
 #include <map>
 #include <set>
-#include <sstream>
 
+#include "common/enum_names.h"
 #include "common/error.h"
 #include "common/stats.h"
-#include "report/report_export.h"
-#include "report/report_format.h"
+#include "report/agent_comparison_checks.h"
 
 namespace ptxbench::report {
 namespace {
-
-// More resamples than this buy no visible precision and cost minutes on a paper-scale run.
-constexpr int64_t kMaxResamples = 100000;
 
 template <class T>
 void add_unique(std::vector<T>& v, const T& x) {
   if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
 }
 
-std::string joined(const std::vector<std::string>& v, const std::string& none = "none") {
-  if (v.empty()) return none;
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
-std::string policy_of(const RunInfo& run) {
-  if (run.config.is_object() && run.config.contains("policy") && run.config["policy"].is_string())
-    return run.config["policy"].get<std::string>();
-  return "";
-}
+constexpr EnumName<InstructionRule> kRuleKeys[] = {
+    {InstructionRule::paper, "paper"}, {InstructionRule::strict, "strict"}, {InstructionRule::unrestricted, "unrestricted"}};
 
 std::size_t rule_slot(InstructionRule rule) {
   for (std::size_t i = 0; i < kComparisonRules.size(); ++i)
     if (kComparisonRules[i] == rule) return i;
   return 0;
-}
-
-TokenCounts tokens_of(const TurnRecord& r) {
-  if (!r.usage) return {};
-  return {r.usage->prompt_tokens, r.usage->completion_tokens, r.usage->reasoning_tokens, r.usage->cached_tokens};
 }
 
 std::vector<ComparedTrajectory> counted_only(const std::vector<ComparedTrajectory>& ts) {
@@ -130,22 +111,6 @@ std::vector<ComparedTrajectory> of_definition(const std::vector<ComparedTrajecto
   return out;
 }
 
-std::set<std::pair<std::string, std::string>> option_values(const Provenance& p) {
-  std::set<std::pair<std::string, std::string>> s;
-  for (const auto& c : p.changed_options) s.insert({c.option, c.value});
-  return s;
-}
-
-// The model names the stored calls of a run's trajectories record (the zero rows `ptxbench mcp`
-// stores without a proxy name the MCP client, not a model, and are left out).
-std::vector<std::string> call_models(const Report& r, const RunSummary& run) {
-  std::vector<std::string> names;
-  for (auto i : run.trajectories)
-    for (const auto& rec : r.trajectories[i].records)
-      if (rec.usage && !rec.usage->model.empty() && rec.usage->provider != "mcp") add_unique(names, rec.usage->model);
-  return names;
-}
-
 ComparedRun compared_run(const Report& r, const RunSummary& s) {
   ComparedRun c;
   c.info = s.info;
@@ -160,124 +125,14 @@ ComparedRun compared_run(const Report& r, const RunSummary& s) {
   return c;
 }
 
-void check_options(const AgentComparisonOptions& o) {
-  if (o.requests && *o.requests < 1) throw InputError("report", "--requests: N is >= 1, got " + std::to_string(*o.requests));
-  if (o.bootstrap.resamples < 1 || o.bootstrap.resamples > kMaxResamples)
-    throw InputError("report", fmt::format("--bootstrap: B is 1 to {}, got {}", kMaxResamples, o.bootstrap.resamples));
-  if (!(o.bootstrap.confidence > 0.0 && o.bootstrap.confidence < 1.0))
-    throw InputError("report", fmt::format("--confidence: strictly between 0 and 1, got {}", o.bootstrap.confidence));
-}
-
-std::vector<std::string> comparability_warnings(const Report& r, const AgentComparison& c) {
-  std::vector<std::string> w;
-  const auto& a = c.agent;
-  const auto& b = c.refinement;
-  if (policy_of(a.info) != kAgentPolicy)
-    w.push_back(fmt::format("the agent side {} is not a run of `ptxbench mcp` (policy '{}', not '{}'): compared as the agent anyway",
-                            a.info.id, policy_of(a.info), kAgentPolicy));
-  if (policy_of(b.info) == kAgentPolicy)
-    w.push_back(fmt::format("the refinement side {} is a run of `ptxbench mcp` (policy '{}'): two agents are compared", b.info.id,
-                            kAgentPolicy));
-  if (a.num_turns != b.num_turns)
-    w.push_back(fmt::format("the budgets differ: the agent run allows {} evaluation requests per trajectory, the refinement run "
-                            "{} turns; both are compared at their first N = {}",
-                            a.num_turns, b.num_turns, c.requests));
-  std::vector<std::string> only_a, only_b;
-  for (const auto& d : a.definitions)
-    if (std::find(b.definitions.begin(), b.definitions.end(), d) == b.definitions.end()) only_a.push_back(d);
-  for (const auto& d : b.definitions)
-    if (std::find(a.definitions.begin(), a.definitions.end(), d) == a.definitions.end()) only_b.push_back(d);
-  if (!only_a.empty() || !only_b.empty())
-    w.push_back(fmt::format("the runs ran different definitions: only the {} both ran are compared (left out: agent only {}; "
-                            "refinement only {}), and the pooled row pools those",
-                            c.definitions.size(), joined(only_a), joined(only_b)));
-  if (a.info.model != b.info.model) {
-    auto ma = call_models(r, r.runs[0]), mb = call_models(r, r.runs[1]);
-    bool shared = std::any_of(ma.begin(), ma.end(), [&](const std::string& m) { return std::find(mb.begin(), mb.end(), m) != mb.end(); });
-    if (!shared)
-      w.push_back(fmt::format("the model labels differ (agent '{}', refinement '{}') and the stored model calls name no common "
-                              "model (agent: {}; refinement: {}): check that both used the same model",
-                              a.info.model, b.info.model, joined(ma), joined(mb)));
-  }
-  if (!a.gpus.empty() && !b.gpus.empty() && a.gpus != b.gpus)
-    w.push_back(fmt::format("the GPUs differ: agent {}; refinement {}", joined(a.gpus), joined(b.gpus)));
-  if (a.tags != b.tags)
-    w.push_back(fmt::format("the prompt tags differ (the task texts differ with them): agent {}; refinement {}", joined(a.tags, "-"),
-                            joined(b.tags, "-")));
-  if (option_values(a.provenance) != option_values(b.provenance))
-    w.push_back(fmt::format("the evaluation options differ: agent: {}; refinement: {}",
-                            a.provenance.options_changed() ? describe_changes(a.provenance) : "defaults",
-                            b.provenance.options_changed() ? describe_changes(b.provenance) : "defaults"));
-  for (const auto* run : {&a, &b}) {
-    const char* side = run == &a ? "agent" : "refinement";
-    int64_t total = 0;
-    for (const auto& t : run->trajectories) total += t.obs.tokens.total();
-    if (total == 0 && !run->trajectories.empty())
-      w.push_back(fmt::format("the {} run {} records no prompt or completion tokens through request N ({}): its token medians are 0, "
-                              "the token ratio is n/a or 0, and its Figure 14 curve sits left of the axis",
-                              side, run->info.id,
-                              run->info.imported() ? "an imported run holds reasoning tokens only"
-                                                   : "no model proxy recorded the agent's calls"));
-    if (run->info.status == RunStatus::running)
-      w.push_back(fmt::format("the {} run {} is still running: its trajectories may gain turns", side, run->info.id));
-    if (run->provenance.imported())
-      w.push_back(fmt::format("the {} run {} is imported ({}): not measured here", side, run->info.id, run->info.origin));
-  }
-  return w;
-}
-
-// ---- terminal output
-
-std::string clean(const std::string& s) { return terminal_safe(s); }
-
-std::string wrap(const std::string& text, const std::string& indent, std::size_t cols = 100) {
-  return wrap_words(clean(text), indent, cols);
-}
-
-std::string speedup_cell(const RuleBests& b) {
-  if (!b.median) return "-";
-  std::string s = format_number(*b.median, 3);
-  if (b.band) s += " [" + format_number(b.band->lower, 3) + ", " + format_number(b.band->upper, 3) + "]";
-  return s;
-}
-
-std::string qualified_cell(const RuleBests& b, int64_t counted_n) { return fmt::format("{}/{}", b.with_qualified, counted_n); }
-
-// The median with its band, and "*" under the strict rule where it is a lower bound.
-std::string rule_cell(const ComparisonSide& s, InstructionRule rule) {
-  std::string cell = speedup_cell(s.rule(rule));
-  if (rule == InstructionRule::strict && s.strict_unknown_turns > 0 && cell != "-") cell += "*";
-  return cell;
-}
-
-// A curve's value at x: its value at the largest grid point <= x (the step function).
-double curve_value(const TokenCurve& c, const CurveSide& side, double at_zero, double x) {
-  auto it = std::upper_bound(c.tokens.begin(), c.tokens.end(), x);
-  if (it == c.tokens.begin() || side.median.empty()) return at_zero;
-  return side.median[static_cast<std::size_t>(it - c.tokens.begin() - 1)];
-}
-
-// 1-2-5 ticks within [lo, hi], then hi itself.
-std::vector<double> nice_ticks(double lo, double hi) {
-  std::vector<double> t;
-  for (double decade = 1.0; decade <= hi * 10; decade *= 10)
-    for (double m : {1.0, 2.0, 5.0})
-      if (double x = m * decade; x >= lo && x < hi) t.push_back(x);
-  t.push_back(hi);
-  return t;
-}
-
-std::string title_tag(const AgentComparison& c) { return c.fake() ? std::string(" ") + kFakeTag : ""; }
-
 }  // namespace
 
-std::string rule_key(InstructionRule rule) {
-  switch (rule) {
-    case InstructionRule::paper: return "paper";
-    case InstructionRule::strict: return "strict";
-    case InstructionRule::unrestricted: return "unrestricted";
-  }
-  return "paper";
+std::string rule_key(InstructionRule rule) { return enum_name(kRuleKeys, rule); }
+
+std::string run_policy(const RunInfo& run) {
+  if (run.config.is_object() && run.config.contains("policy") && run.config["policy"].is_string())
+    return run.config["policy"].get<std::string>();
+  return "";
 }
 
 const RuleBests& ComparisonSide::rule(InstructionRule r) const { return rules[rule_slot(r)]; }
@@ -369,7 +224,7 @@ TokenCurve token_curve(const std::string& definition, const std::vector<Compared
 
 AgentComparison compare_agent_runs(const RunStore& store, const std::string& agent_run, const std::string& refinement_run,
                                    const AgentComparisonOptions& options) {
-  check_options(options);
+  check_comparison_options(options);
   if (agent_run == refinement_run)
     throw InputError("report", "--against names the agent run itself (" + agent_run + "): give the refinement run to compare with");
   // Only the trajectories and their observations are read; the group metrics at budget 1 are unused.
@@ -381,22 +236,8 @@ AgentComparison compare_agent_runs(const RunStore& store, const std::string& age
   c.agent = compared_run(r, r.runs[0]);
   c.refinement = compared_run(r, r.runs[1]);
   c.requests = options.requests ? *options.requests : static_cast<int>(c.agent.num_turns);
-  if (c.requests < 1)
-    throw InputError("report", "the agent run " + c.agent.info.id + " states no budget (num_turns) and holds no turn: give --requests N");
-  for (const auto* run : {&c.agent, &c.refinement})
-    if (run->num_turns < c.requests)
-      throw InputError("report", fmt::format("N = {} evaluation requests per trajectory, but the {} run {} allows only {} per "
-                                             "trajectory (num_turns): its trajectories were not given N requests, so nothing can "
-                                             "be compared at N. Give --requests {} or less",
-                                             c.requests, run == &c.agent ? "agent" : "refinement", run->info.id, run->num_turns,
-                                             run->num_turns));
-  for (const auto& d : c.agent.definitions)
-    if (std::find(c.refinement.definitions.begin(), c.refinement.definitions.end(), d) != c.refinement.definitions.end())
-      c.definitions.push_back(d);
-  if (c.definitions.empty())
-    throw InputError("report", fmt::format("the runs share no definition (agent run {}: {}; refinement run {}: {}): nothing to compare",
-                                           c.agent.info.id, joined(c.agent.definitions), c.refinement.info.id,
-                                           joined(c.refinement.definitions)));
+  check_requests(c);
+  c.definitions = shared_definitions(c.agent, c.refinement);
   for (std::size_t k = 0; k < 2; ++k) {
     ComparedRun& run = k == 0 ? c.agent : c.refinement;
     for (auto i : r.runs[k].trajectories) {
@@ -473,257 +314,6 @@ std::vector<MetricDefinition> agent_comparison_definitions(const AgentComparison
        "imported."},
       {"fake_backend", "Fake backend", definition_text("fake_backend")},
   };
-}
-
-// ---- outputs
-
-std::string render_agent_comparison_text(const AgentComparison& c) {
-  std::string out = fmt::format("ptxbench report: agent vs refinement - store {} - {}\n\n", clean(c.store), c.generated_at);
-  if (c.fake()) out += wrap("*** " + fake_mark(c) + " ***", "") + "\n";
-  out += "Runs" + title_tag(c) + "\n";
-  {
-    std::vector<std::vector<std::string>> rows = {{"", "Run", "Status", "Origin", "Policy", "Model", "num_turns", "Trajectories", "Name"}};
-    for (const auto* run : {&c.agent, &c.refinement})
-      rows.push_back({run == &c.agent ? "agent" : "refinement", run->info.id, to_string(run->info.status), run->info.origin,
-                      policy_of(run->info), run->info.model, std::to_string(run->num_turns), std::to_string(run->trajectories.size()),
-                      run->info.notes});
-    out += text_table(rows, 9);
-  }
-  out += "\nWarnings\n";
-  if (c.warnings.empty()) out += "  none: same budget, definitions, model, GPU, prompt tags and evaluation options\n";
-  for (const auto& w : c.warnings) out += wrap("- " + w, "  ");
-
-  const std::string pct = fmt::format("{:g}%", 100.0 * c.bootstrap.confidence);
-  out += "\n" + wrap(fmt::format("Table 3. Agent vs refinement at N = {} evaluation requests per trajectory: median of per-trajectory "
-                                 "best instruction-qualified speedups (no qualified turn = 0) [{} bootstrap interval], and the ratio "
-                                 "of median cumulative tokens (agent / refinement){}",
-                                 c.requests, pct, title_tag(c)),
-                     "");
-  {
-    std::vector<std::vector<std::string>> rows = {{"Definition", "Traj A/R", "Agent", "k/n", "Refinement", "k/n", "Token ratio",
-                                                   "Agent tokens", "Refinement tokens"}};
-    for (const auto& row : c.rows)
-      rows.push_back({row.definition, fmt::format("{} / {}", row.agent.counted, row.refinement.counted),
-                      rule_cell(row.agent, InstructionRule::paper),
-                      qualified_cell(row.agent.rule(InstructionRule::paper), row.agent.counted),
-                      rule_cell(row.refinement, InstructionRule::paper),
-                      qualified_cell(row.refinement.rule(InstructionRule::paper), row.refinement.counted),
-                      format_optional(row.ratio.total, 3), format_optional(row.agent.tokens.median_total, 0),
-                      format_optional(row.refinement.tokens.median_total, 0)});
-    out += text_table(rows, 1);
-  }
-  out += wrap("Traj: counted trajectories. k/n: trajectories with a qualified timed turn. Tokens: median per trajectory of the "
-              "cumulative prompt + completion tokens through request N, over all trajectories.",
-              "  ");
-  for (const auto& row : c.rows)
-    if (auto notes = comparison_notes(row); !notes.empty()) out += wrap("Note, " + row.definition + ": " + notes, "  ");
-
-  out += "\nThe same medians under the strict rule and unrestricted (any PASSED turn) [" + pct + " bootstrap interval]\n";
-  {
-    std::vector<std::vector<std::string>> rows = {{"Definition", "Agent strict", "Refinement strict", "Agent unrestricted",
-                                                   "Refinement unrestricted"}};
-    for (const auto& row : c.rows)
-      rows.push_back({row.definition, rule_cell(row.agent, InstructionRule::strict), rule_cell(row.refinement, InstructionRule::strict),
-                      rule_cell(row.agent, InstructionRule::unrestricted), rule_cell(row.refinement, InstructionRule::unrestricted)});
-    out += text_table(rows, 1);
-  }
-
-  out += "\nToken ratio by kind (median cumulative tokens through N, agent / refinement)\n";
-  {
-    std::vector<std::vector<std::string>> rows = {{"Definition", "Prompt", "Completion", "Reasoning", "Cached", "Total"}};
-    for (const auto& row : c.rows)
-      rows.push_back({row.definition, format_optional(row.ratio.prompt, 3), format_optional(row.ratio.completion, 3),
-                      format_optional(row.ratio.reasoning, 3), format_optional(row.ratio.cached, 3), format_optional(row.ratio.total, 3)});
-    out += text_table(rows, 1);
-  }
-
-  out += "\n" + wrap(fmt::format("Figure 14. Median best instruction-qualified speedup within a per-trajectory token budget [{} "
-                                 "pointwise bootstrap band], at 1-2-5 token budgets (every step point: --json, --csv, --html){}",
-                                 pct, title_tag(c)),
-                     "");
-  for (const auto& curve : c.curves) {
-    out += wrap(fmt::format("{} ({} agent, {} refinement counted trajectories; {} step points)", curve.definition,
-                            curve.agent.trajectories, curve.refinement.trajectories, curve.tokens.size()),
-                "  ");
-    if (curve.tokens.empty()) {
-      out += wrap(fmt::format("no turn spent tokens: agent {}, refinement {} at every budget", format_number(curve.agent_at_zero, 3),
-                              format_number(curve.refinement_at_zero, 3)),
-                  "    ");
-      continue;
-    }
-    std::vector<std::vector<std::string>> rows = {{"Tokens <=", "Agent", "Refinement"}};
-    auto cell = [&](const CurveSide& side, double at_zero, double x) {
-      if (side.trajectories == 0) return std::string("-");
-      auto it = std::upper_bound(curve.tokens.begin(), curve.tokens.end(), x);
-      std::string s = format_number(curve_value(curve, side, at_zero, x), 3);
-      if (it != curve.tokens.begin()) {
-        const auto& band = side.band[static_cast<std::size_t>(it - curve.tokens.begin() - 1)];
-        s += " [" + format_number(band.lower, 3) + ", " + format_number(band.upper, 3) + "]";
-      }
-      return s;
-    };
-    for (double x : nice_ticks(curve.tokens.front(), curve.tokens.back()))
-      rows.push_back({format_number(x, 0), cell(curve.agent, curve.agent_at_zero, x), cell(curve.refinement, curve.refinement_at_zero, x)});
-    out += text_table(rows, 0);
-  }
-
-  out += "\nDefinitions\n";
-  for (const auto& d : agent_comparison_definitions(c)) out += wrap(d.name + ": " + d.text, "  ");
-  return out;
-}
-
-ordered_json agent_comparison_json(const AgentComparison& c) {
-  auto opt = [](const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); };
-  auto interval = [](const std::optional<Interval>& i) {
-    return i ? ordered_json{{"lower", i->lower}, {"upper", i->upper}} : ordered_json(nullptr);
-  };
-  auto kinds = [&](const TokenSummary& s) {
-    return ordered_json{{"prompt", opt(s.median_prompt)},       {"completion", opt(s.median_completion)},
-                        {"reasoning", opt(s.median_reasoning)}, {"cached", opt(s.median_cached)},
-                        {"total", opt(s.median_total)}};
-  };
-  ordered_json j = {{"schema", kAgentComparisonSchema},
-                    {"schema_version", kAgentComparisonSchemaVersion},
-                    {"generated_at", c.generated_at},
-                    {"store", c.store},
-                    {"requests", c.requests},
-                    {"bootstrap", {{"resamples", c.bootstrap.resamples}, {"seed", c.bootstrap.seed}, {"confidence", c.bootstrap.confidence},
-                                   {"percentiles", "nearest rank"}, {"generator", "SplitMix64, stream_seed(seed, name)"}}}};
-  if (c.fake()) j["fake_backend"] = fake_mark(c);
-  ordered_json defs = ordered_json::object();
-  for (const auto& d : agent_comparison_definitions(c)) defs[d.key] = {{"name", d.name}, {"text", d.text}};
-  j["definitions"] = defs;
-  j["warnings"] = c.warnings;
-  auto run_json = [&](const ComparedRun& run) {
-    ordered_json ts = ordered_json::array();
-    for (const auto& t : run.trajectories) {
-      ordered_json turns = ordered_json::array();
-      for (std::size_t i = 0; i < t.obs.turns.size(); ++i) {
-        const auto& o = t.obs.turns[i];
-        turns.push_back({{"turn", o.turn}, {"label", label_name(o.label)}, {"qualified", o.qualifies(InstructionRule::paper)},
-                         {"strict", o.correct ? (o.strict ? ordered_json(*o.strict) : ordered_json(nullptr)) : ordered_json(false)},
-                         {"speedup", opt(o.speedup)}, {"cumulative_tokens", t.cumulative_tokens[i]}});
-      }
-      ts.push_back({{"id", t.id}, {"definition", t.definition}, {"counted", counted(t.obs)}, {"incomplete", t.obs.incomplete},
-                    {"tokens_through_n", {{"prompt", t.obs.tokens.prompt}, {"completion", t.obs.tokens.completion},
-                                          {"reasoning", t.obs.tokens.reasoning}, {"cached", t.obs.tokens.cached},
-                                          {"total", t.obs.tokens.total()}}},
-                    {"turns", turns}});
-    }
-    ordered_json changes = ordered_json::array();
-    for (const auto& ch : run.provenance.changed_options)
-      changes.push_back({{"option", ch.option}, {"value", ch.value}, {"default", ch.default_value}, {"verdicts", ch.verdicts}});
-    return ordered_json{{"id", run.info.id},
-                        {"status", to_string(run.info.status)},
-                        {"origin", run.info.origin},
-                        {"policy", policy_of(run.info)},
-                        {"model", run.info.model},
-                        {"name", run.info.notes},
-                        {"num_turns", run.num_turns},
-                        {"definitions", run.definitions},
-                        {"gpus", run.gpus},
-                        {"prompt_tags", run.tags},
-                        {"provenance", {{"verdicts", run.provenance.verdicts}, {"fake_backend_verdicts", run.provenance.fake_verdicts},
-                                        {"changed_options", changes}, {"imported_trajectories", run.provenance.imported_trajectories}}},
-                        {"trajectories", ts}};
-  };
-  j["agent"] = run_json(c.agent);
-  j["refinement"] = run_json(c.refinement);
-  j["definitions_compared"] = c.definitions;
-  auto side_json = [&](const ComparisonSide& s) {
-    ordered_json rules = ordered_json::object();
-    for (auto rule : kComparisonRules) {
-      const auto& b = s.rule(rule);
-      rules[rule_key(rule)] = {{"median_best", opt(b.median)},
-                               {"band", interval(b.band)},
-                               {"with_qualified", b.with_qualified},
-                               {"median_with_qualified", opt(b.median_with_qualified)},
-                               {"max", opt(b.max)},
-                               {"bests", b.bests}};
-    }
-    return ordered_json{{"trajectories", s.trajectories},
-                        {"counted", s.counted},
-                        {"incomplete", s.incomplete},
-                        {"strict_unknown_turns", s.strict_unknown_turns},
-                        {"rules", rules},
-                        {"median_tokens_through_n", kinds(s.tokens)}};
-  };
-  ordered_json rows = ordered_json::array();
-  for (const auto& row : c.rows)
-    rows.push_back({{"definition", row.definition},
-                    {"pooled", row.pooled},
-                    {"agent", side_json(row.agent)},
-                    {"refinement", side_json(row.refinement)},
-                    {"token_ratio", {{"prompt", opt(row.ratio.prompt)}, {"completion", opt(row.ratio.completion)},
-                                     {"reasoning", opt(row.ratio.reasoning)}, {"cached", opt(row.ratio.cached)},
-                                     {"total", opt(row.ratio.total)}}}});
-  j["rows"] = rows;
-  auto curve_json = [](const CurveSide& s, double at_zero) {
-    ordered_json lower = ordered_json::array(), upper = ordered_json::array();
-    for (const auto& b : s.band) lower.push_back(b.lower), upper.push_back(b.upper);
-    return ordered_json{{"trajectories", s.trajectories}, {"at_zero_tokens", at_zero}, {"median", s.median}, {"lower", lower}, {"upper", upper}};
-  };
-  ordered_json curves = ordered_json::array();
-  for (const auto& curve : c.curves)
-    curves.push_back({{"definition", curve.definition},
-                      {"pooled", curve.pooled},
-                      {"rule", rule_key(InstructionRule::paper)},
-                      {"tokens", curve.tokens},
-                      {"agent", curve_json(curve.agent, curve.agent_at_zero)},
-                      {"refinement", curve_json(curve.refinement, curve.refinement_at_zero)}});
-  j["curves"] = curves;
-  return j;
-}
-
-std::string agent_comparison_csv(const AgentComparison& c) {
-  std::string out = "agent_run,refinement_run,definition,side,rule,metric,tokens,value,lower,upper,metric_definition,provenance\n";
-  const std::string runs = csv_field(c.agent.info.id) + "," + csv_field(c.refinement.info.id) + ",";
-  const std::string flags = csv_field(provenance_flags(c.provenance));
-  std::map<std::string, std::string> defs;
-  for (const auto& d : agent_comparison_definitions(c)) defs[d.key] = csv_field(d.text);
-  auto num = [](double v) { return fmt::format("{:.6g}", v); };
-  auto o = [&](const std::optional<double>& v) { return v ? num(*v) : std::string(); };
-  auto row = [&](const std::string& definition, const std::string& side, const std::string& rule, const std::string& metric,
-                 const std::string& tokens, const std::string& value, const std::string& lower, const std::string& upper,
-                 const std::string& def) {
-    out += runs + csv_field(definition) + "," + side + "," + rule + "," + metric + "," + tokens + "," + value + "," + lower + "," + upper +
-           "," + defs[def] + "," + flags + "\n";
-  };
-  row("", "", "", "requests", "", std::to_string(c.requests), "", "", "requests");
-  for (const auto& r : c.rows) {
-    for (const auto* side : {&r.agent, &r.refinement}) {
-      const std::string name = side == &r.agent ? "agent" : "refinement";
-      row(r.definition, name, "", "trajectories", "", std::to_string(side->trajectories), "", "", "token_ratio");
-      row(r.definition, name, "", "counted_trajectories", "", std::to_string(side->counted), "", "", "counted_trajectory");
-      for (auto rule : kComparisonRules) {
-        const auto& b = side->rule(rule);
-        const std::string key = rule_key(rule);
-        row(r.definition, name, key, "median_best_speedup", "", o(b.median), b.band ? num(b.band->lower) : "",
-            b.band ? num(b.band->upper) : "", "median_best");
-        row(r.definition, name, key, "with_qualified", "", std::to_string(b.with_qualified), "", "", "median_best");
-        row(r.definition, name, key, "median_with_qualified", "", o(b.median_with_qualified), "", "", "median_best");
-        row(r.definition, name, key, "max_best_speedup", "", o(b.max), "", "", "median_best");
-      }
-      const std::pair<const char*, std::optional<double>> medians[] = {
-          {"prompt", side->tokens.median_prompt}, {"completion", side->tokens.median_completion},
-          {"reasoning", side->tokens.median_reasoning}, {"cached", side->tokens.median_cached}, {"total", side->tokens.median_total}};
-      for (const auto& [kind, v] : medians) row(r.definition, name, "", std::string("median_tokens_") + kind, "", o(v), "", "", "cumulative_tokens");
-    }
-    const std::pair<const char*, std::optional<double>> ratios[] = {{"prompt", r.ratio.prompt},       {"completion", r.ratio.completion},
-                                                                    {"reasoning", r.ratio.reasoning}, {"cached", r.ratio.cached},
-                                                                    {"total", r.ratio.total}};
-    for (const auto& [kind, v] : ratios) row(r.definition, "", "", std::string("token_ratio_") + kind, "", o(v), "", "", "token_ratio");
-  }
-  for (const auto& curve : c.curves)
-    for (const auto* side : {&curve.agent, &curve.refinement}) {
-      const std::string name = side == &curve.agent ? "agent" : "refinement";
-      row(curve.definition, name, "paper", "curve_at_zero_tokens", "0",
-          num(side == &curve.agent ? curve.agent_at_zero : curve.refinement_at_zero), "", "", "token_curve");
-      for (std::size_t g = 0; g < side->median.size(); ++g)
-        row(curve.definition, name, "paper", "curve_median_best_speedup", num(curve.tokens[g]), num(side->median[g]), num(side->band[g].lower),
-            num(side->band[g].upper), "bootstrap");
-    }
-  return out;
 }
 
 }  // namespace ptxbench::report

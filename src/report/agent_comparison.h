@@ -4,8 +4,9 @@
 // tokens) and its Figure 14 (the median best speedup reached within a shared per-trajectory token
 // budget, with pointwise bootstrap bands), after checking that the two runs can be compared.
 // The computation is pure over ComparedTrajectory (tested against hand-computed fixtures);
-// compare_agent_runs fills it from a run store through build_report. Every output states the
-// definitions of agent_comparison_definitions().
+// compare_agent_runs fills it from a run store through build_report (agent_comparison_checks.h
+// says when two runs compare). Every output (agent_comparison_text.h, _export.h, _html.h) states
+// the definitions of agent_comparison_definitions().
 #pragma once
 
 #include <array>
@@ -19,6 +20,9 @@
 #include "report/bootstrap.h"
 #include "report/metrics.h"
 #include "report/report_data.h"
+// The outputs, for the callers that include this header alone (the HTML page is agent_comparison_html.h).
+#include "report/agent_comparison_export.h"
+#include "report/agent_comparison_text.h"
 
 namespace ptxbench::report {
 
@@ -33,6 +37,9 @@ inline constexpr int kAgentComparisonSchemaVersion = 1;
 inline constexpr std::array<InstructionRule, 3> kComparisonRules = {InstructionRule::paper, InstructionRule::strict,
                                                                     InstructionRule::unrestricted};
 std::string rule_key(InstructionRule rule);  ///< "paper", "strict", "unrestricted"
+
+/// A run config's "policy" ("" without one): kAgentPolicy for runs of `ptxbench mcp`.
+std::string run_policy(const RunInfo& run);
 
 /// One trajectory reduced to its first N evaluation requests.
 struct ComparedTrajectory {
@@ -161,17 +168,5 @@ std::string fake_mark(const AgentComparison& c);
 
 /// The definitions every output states (key, name, text), N, B, the seed and c filled in.
 std::vector<MetricDefinition> agent_comparison_definitions(const AgentComparison& c);
-
-// ---- outputs (the HTML page is agent_comparison_html.h)
-
-/// The terminal report: runs, warnings, the Table 3 layout (paper rule; strict and unrestricted
-/// beside it), the Figure 14 curves as a short table, and the definitions.
-std::string render_agent_comparison_text(const AgentComparison& c);
-/// Schema "ptxbench.agent_comparison": runs, N, bootstrap, warnings, definitions, rows (per side
-/// and rule: bests per trajectory, median and band), curves (grid, medians, bands).
-ordered_json agent_comparison_json(const AgentComparison& c);
-/// Long format: agent_run, refinement_run, definition, side, rule, metric, tokens, value, lower,
-/// upper, metric_definition, provenance; a row per table value and per curve point.
-std::string agent_comparison_csv(const AgentComparison& c);
 
 }  // namespace ptxbench::report

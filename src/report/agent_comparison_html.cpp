@@ -36,15 +36,12 @@ std::string runs_table(const AgentComparison& c) {
   std::string s = "<table id=\"agent-runs\"><tr><th></th><th>Run</th><th>Status</th><th>Origin</th><th>Policy</th><th>Model</th>"
                   "<th class=\"num\">num_turns</th><th class=\"num\">Trajectories</th><th>Definitions</th><th>GPU</th><th>Name</th></tr>";
   for (const auto* run : {&c.agent, &c.refinement}) {
-    std::string policy = run->info.config.is_object() && run->info.config.contains("policy") && run->info.config["policy"].is_string()
-                             ? run->info.config["policy"].get<std::string>()
-                             : "";
     std::string defs, gpus;
     for (const auto& d : run->definitions) defs += (defs.empty() ? "" : ", ") + d;
     for (const auto& g : run->gpus) gpus += (gpus.empty() ? "" : ", ") + g;
     s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td "
                      "class=\"num\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                     side_name(run == &c.agent), e(run->info.id), e(to_string(run->info.status)), e(run->info.origin), e(policy),
+                     side_name(run == &c.agent), e(run->info.id), e(to_string(run->info.status)), e(run->info.origin), e(run_policy(run->info)),
                      e(run->info.model), run->num_turns, run->trajectories.size(), e(defs), e(gpus), e(run->info.notes));
   }
   return s + "</table>\n";

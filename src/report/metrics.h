@@ -2,7 +2,8 @@
 // the correct and target-instruction flags (the paper's rule and the strict one), the speedup and
 // the tokens. Pure functions, so they are
 // tested against hand-computed fixtures; report_data.h fills the inputs from a run store.
-// Every choice made here is stated in metric_definitions(), which every output prints.
+// Every choice made here is stated in metric_definitions() (metric_definitions.h), which every
+// output prints.
 #pragma once
 
 #include <array>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "common/json_check.h"
+#include "report/metric_definitions.h"
 #include "verdict/verdict.h"
 
 namespace ptxbench::report {
@@ -230,15 +232,5 @@ struct TokenRatio {
   std::optional<double> prompt, completion, reasoning, cached, total;
 };
 TokenRatio token_ratio(const TokenSummary& a, const TokenSummary& b);
-
-/// Named definitions of every metric and rule above, printed by every output.
-struct MetricDefinition {
-  std::string key;
-  std::string name;
-  std::string text;
-};
-const std::vector<MetricDefinition>& metric_definitions();
-/// The text of one definition by key ("" when unknown).
-const std::string& definition_text(const std::string& key);
 
 }  // namespace ptxbench::report

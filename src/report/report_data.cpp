@@ -6,9 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "common/clock.h"
 #include "common/error.h"
-#include "common/text.h"
-#include "evaluator/eval_options.h"
 #include "verdict/verdict.h"
 
 namespace ptxbench::report {
@@ -81,68 +80,6 @@ int64_t config_turns(const ordered_json& config) {
   return 0;
 }
 
-TokenCounts tokens_of(const TurnRecord& r) {
-  TokenCounts t;
-  if (r.usage) t = {r.usage->prompt_tokens, r.usage->completion_tokens, r.usage->reasoning_tokens, r.usage->cached_tokens};
-  return t;
-}
-
-// A recorded option as the report prints it ("5", "0.01", "true").
-template <class T>
-std::string option_text(const T& value) {
-  return fmt::format("{}", value);
-}
-
-using OptionValues = std::vector<std::pair<std::string, std::string>>;
-
-OptionValues policy_values(const TimingPolicyRecord& p) {
-  return {{"timing.warmup_calls", option_text(p.warmup_calls)},       {"timing.timed_calls", option_text(p.timed_calls)},
-          {"timing.trials", option_text(p.trials)},                   {"timing.interleave_calls", option_text(p.interleave_calls)},
-          {"timing.l2_flush_factor", option_text(p.l2_flush_factor)}, {"timing.runner_l2_flush", option_text(p.runner_l2_flush)},
-          {"timing.poison_timed_calls", option_text(p.poison_timed_calls)}, {"timing.fresh_inputs", option_text(p.fresh_inputs)}};
-}
-
-// What changes the measurement; device placement, GPU sharing, memory budgets and comparison
-// threads do not, and are left out.
-OptionValues option_values(const EvalOptionsRecord& o) {
-  OptionValues v = {{"correctness_trials", option_text(o.correctness_trials)},
-                    {"tolerance.atol", option_text(o.tolerance.atol)},
-                    {"tolerance.rtol", option_text(o.tolerance.rtol)},
-                    {"tolerance.required_ratio", option_text(o.tolerance.required_ratio)},
-                    {"sanitize", option_text(o.sanitize)},
-                    {"sanitize_runs", option_text(o.sanitize_runs)},
-                    {"sanitize_timeout_s", option_text(o.sanitize_timeout_s)},
-                    {"profile", option_text(o.profile)},
-                    {"profile_timeout_s", option_text(o.profile_timeout_s)},
-                    {"measure_time", option_text(o.measure_time)},
-                    {"call_timeout_s", option_text(o.call_timeout_s)},
-                    {"trial_timeout_s", option_text(o.trial_timeout_s)},
-                    {"compile_timeout_s", option_text(o.compile_timeout_s)}};
-  if (o.sass_tool) v.emplace_back("sass_tool", to_string(*o.sass_tool));
-  if (o.profile_always) v.emplace_back("profile_always", option_text(*o.profile_always));
-  OptionValues timing = policy_values(o.timing);
-  v.insert(v.end(), timing.begin(), timing.end());
-  return v;
-}
-
-// The evaluator's defaults, from its option struct (never numbers of our own).
-const std::string& default_value(const std::string& option) {
-  static const OptionValues defaults = option_values(EvalOptions{}.record());
-  static const std::string none;
-  for (const auto& [name, value] : defaults)
-    if (name == option) return value;
-  return none;
-}
-
-// Adds (option, value) unless that option is already listed or the value is the default.
-void note_option(std::vector<OptionChange>& out, const std::string& option, const std::string& value) {
-  const std::string& def = default_value(option);
-  if (value == def) return;
-  for (const auto& c : out)
-    if (c.option == option) return;
-  out.push_back({option, value, def, 1});
-}
-
 std::vector<TrajectoryObs> observations(const Report& r, const std::vector<std::size_t>& members) {
   std::vector<TrajectoryObs> out;
   out.reserve(members.size());
@@ -156,44 +93,10 @@ std::string to_string(GroupBy by) { return by == GroupBy::tag ? "tag" : "definit
 
 std::string verdict_gpu(const Verdict& v) { return v.environment ? v.environment->gpu.name : ""; }
 
-bool from_fake_backend(const Verdict& v) { return v.fake_backend; }
-
-std::vector<OptionChange> changed_options(const Verdict& v) {
-  std::vector<OptionChange> out;
-  if (v.environment)
-    for (const auto& [option, value] : option_values(v.environment->options)) note_option(out, option, value);
-  // The sections say the same where the environment is missing (a verdict of an older version).
-  if (v.stages.timing && v.stages.timing->policy)
-    for (const auto& [option, value] : policy_values(*v.stages.timing->policy)) note_option(out, option, value);
-  if (v.stages.sanitize && v.stages.sanitize->skipped) note_option(out, "sanitize", "skipped (" + *v.stages.sanitize->skipped + ")");
-  if (v.stages.timing && v.stages.timing->skipped) note_option(out, "measure_time", "skipped (" + *v.stages.timing->skipped + ")");
-  // A PASSED verdict without runtime SASS counts has no target-instruction verdict to give.
-  if (v.status == Status::PASSED && v.stages.runtime_sass && !v.stages.runtime_sass->measured())
-    note_option(out, "profile", "not measured (" + cut(v.stages.runtime_sass->note, 120, "...") + ")");
-  return out;
-}
-
-Provenance& Provenance::operator+=(const Provenance& o) {
-  verdicts += o.verdicts;
-  fake_verdicts += o.fake_verdicts;
-  imported_trajectories += o.imported_trajectories;
-  for (const auto& c : o.changed_options) {
-    auto same = std::find_if(changed_options.begin(), changed_options.end(),
-                             [&c](const OptionChange& x) { return x.option == c.option && x.value == c.value; });
-    if (same == changed_options.end())
-      changed_options.push_back(c);
-    else
-      same->verdicts += c.verdicts;
-  }
-  return *this;
-}
-
-std::string describe_changes(const Provenance& p) {
-  std::string s;
-  for (const auto& c : p.changed_options)
-    s += fmt::format("{}{} = {} (default {}) in {} of {} verdicts", s.empty() ? "" : "; ", c.option, c.value,
-                     c.default_value.empty() ? "-" : c.default_value, c.verdicts, p.verdicts);
-  return s;
+TokenCounts tokens_of(const TurnRecord& r) {
+  TokenCounts t;
+  if (r.usage) t = {r.usage->prompt_tokens, r.usage->completion_tokens, r.usage->reasoning_tokens, r.usage->cached_tokens};
+  return t;
 }
 
 std::string ReportFilters::describe() const {
@@ -241,209 +144,237 @@ std::string interval_stream(const Group& g, int budget) {
                      g.gpu, budget);
 }
 
-}  // namespace
-
-Report build_report(const RunStore& store, const std::vector<std::string>& runs, const std::vector<int>& budgets,
-                    FakeVerdicts fake, GroupBy by) {
-  ReportOptions o;
-  o.budgets = budgets;
-  o.fake = fake;
-  o.by = by;
-  return build_report(store, runs, o);
+// Sorted, each value once.
+std::vector<int> sorted_unique(std::vector<int> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
 }
 
-Report build_report(const RunStore& store, const std::vector<std::string>& runs, const ReportOptions& options) {
-  const GroupBy by = options.by;
+// An empty report with the settings of `options`, checked (InputError for a bad budget, k,
+// resample count or confidence).
+Report report_settings(const RunStore& store, const ReportOptions& options) {
   Report r;
   r.store = store.path();
-  r.by = by;
+  r.by = options.by;
   r.missing = options.missing;
   r.filters = options.filters;
   r.bootstrap = options.bootstrap;
   r.generated_at = utc_now_iso8601();
-  r.budgets = options.budgets;
-  std::sort(r.budgets.begin(), r.budgets.end());
-  r.budgets.erase(std::unique(r.budgets.begin(), r.budgets.end()), r.budgets.end());
+  r.budgets = sorted_unique(options.budgets);
   if (r.budgets.empty()) throw InputError("report", "--budgets: give at least one turn budget");
   for (int b : r.budgets)
     if (b < 1) throw InputError("report", "--budgets: turn budgets are >= 1, got " + std::to_string(b));
-  r.pass_k = options.pass_k;
-  std::sort(r.pass_k.begin(), r.pass_k.end());
-  r.pass_k.erase(std::unique(r.pass_k.begin(), r.pass_k.end()), r.pass_k.end());
+  r.pass_k = sorted_unique(options.pass_k);
   for (int k : r.pass_k)
     if (k < 1) throw InputError("report", "--pass-k: k is >= 1, got " + std::to_string(k));
   if (r.bootstrap.resamples < 1) throw InputError("report", "--bootstrap: at least 1 resample");
   if (!(r.bootstrap.confidence > 0.0 && r.bootstrap.confidence < 1.0))
     throw InputError("report", "--confidence: strictly between 0 and 1");
-  const ReportFilters& filters = options.filters;
-  std::set<std::string> seen_models, seen_definitions, seen_tags;
+  return r;
+}
 
+// One stored trajectory with every turn labelled and reduced for the metrics, and the provenance
+// of its verdicts. Its GPU: the GPUs its verdicts name, joined by '+' ("" when none names one).
+TrajectoryDetail trajectory_detail(const RunStore& store, const TrajectoryInfo& info, const RunInfo& run) {
+  TrajectoryDetail d;
+  d.info = info;
+  d.model = run.model;
+  d.records = store.turns(info.id);
+  d.provenance.imported_trajectories = run.imported() ? 1 : 0;
+  std::set<std::string> gpus;
+  for (const auto& rec : d.records) {
+    bool judged = !rec.status.empty();
+    TurnLabel label = judged ? label_for(rec.status, rec.verdict ? &*rec.verdict : nullptr) : TurnLabel::other;
+    d.judged.push_back(judged);
+    d.labels.push_back(label);
+    d.obs.tokens += tokens_of(rec);
+    if (rec.usage && rec.turn >= 1) {
+      auto at = static_cast<std::size_t>(rec.turn - 1);
+      if (d.obs.turn_tokens.size() <= at) d.obs.turn_tokens.resize(at + 1);
+      d.obs.turn_tokens[at] = tokens_of(rec);
+    }
+    if (judged) {
+      // The strict verdict is written with the coverage it rests on; without it, it is unknown.
+      std::optional<bool> strict;
+      if (rec.verdict && rec.verdict->tensor_core_coverage) strict = rec.verdict->target_instruction_strict;
+      d.obs.turns.push_back({rec.turn, label, rec.correct, rec.correct && rec.target_instruction, rec.speedup, strict});
+    }
+    if (rec.verdict) {
+      if (auto g = verdict_gpu(*rec.verdict); !g.empty()) gpus.insert(g);
+      Provenance p;
+      p.verdicts = 1;
+      p.fake_verdicts = from_fake_backend(*rec.verdict);
+      p.changed_options = changed_options(*rec.verdict);
+      d.provenance += p;
+    }
+  }
+  for (const auto& g : gpus) d.gpu += (d.gpu.empty() ? "" : "+") + g;
+  return d;
+}
+
+// The names every trajectory of the runs holds, kept by the filters or not (for check_filter).
+struct HeldNames {
+  std::set<std::string> models, definitions, tags;
+};
+
+// Gives a run's trajectories its turn budget and whether they are incomplete; those whose verdicts
+// name no GPU take the one GPU their run and definition name.
+void complete_run_trajectories(Report& r, const RunSummary& s) {
+  std::map<std::string, std::set<std::string>> named;
+  for (auto i : s.trajectories)
+    if (!r.trajectories[i].gpu.empty()) named[r.trajectories[i].info.key.definition].insert(r.trajectories[i].gpu);
+  for (auto i : s.trajectories) {
+    auto& d = r.trajectories[i];
+    d.obs.turn_budget = s.num_turns;
+    d.obs.incomplete = (d.info.status == TrajectoryStatus::failed || d.info.status == TrajectoryStatus::running) &&
+                       static_cast<int64_t>(d.obs.turns.size()) < s.num_turns;
+    if (d.gpu.empty()) {
+      const auto& n = named[d.info.key.definition];
+      d.gpu = n.size() == 1 ? *n.begin() : !s.info.gpu.empty() ? s.info.gpu : kUnknownGpu;
+    }
+  }
+}
+
+// Reads run `id` and the trajectories of it the filters keep (appended to r.trajectories).
+RunSummary read_run(const RunStore& store, const std::string& id, const ReportFilters& filters, Report& r, HeldNames& held) {
+  RunSummary s;
+  s.info = store.run(id);
+  s.num_turns = config_turns(s.info.config);
+  s.condition = run_condition(s.info.config);
+  s.language = run_language(s.info.config);
+  int64_t most = 0;
+  held.models.insert(s.info.model);
+  for (const auto& info : store.list_trajectories(id)) {
+    held.definitions.insert(info.key.definition);
+    held.tags.insert(info.key.prompt_tag);
+    if (!keeps(filters.models, s.info.model) || !keeps(filters.definitions, info.key.definition) ||
+        !keeps(filters.tags, info.key.prompt_tag))
+      continue;
+    TrajectoryDetail d = trajectory_detail(store, info, s.info);
+    most = std::max<int64_t>(most, static_cast<int64_t>(d.obs.turns.size()));
+    s.trajectories.push_back(r.trajectories.size());
+    r.trajectories.push_back(std::move(d));
+  }
+  if (s.num_turns == 0) s.num_turns = most;
+  complete_run_trajectories(r, s);
+  return s;
+}
+
+// Reads every run into `r` (runs, trajectories, provenance); then refuses filter values that match
+// nothing and, unless allowed, fake-backend verdicts.
+void read_runs(const RunStore& store, const std::vector<std::string>& runs, const ReportOptions& options, Report& r) {
+  HeldNames held;
   std::string fake_runs;  // "run ID (n of m verdicts), ..."
   for (const auto& id : resolve_runs(store, runs)) {
+    RunSummary s = read_run(store, id, options.filters, r, held);
     Provenance run_provenance;
-    RunSummary s;
-    s.info = store.run(id);
-    s.num_turns = config_turns(s.info.config);
-    s.condition = run_condition(s.info.config);
-    s.language = run_language(s.info.config);
-    int64_t most = 0;
-    seen_models.insert(s.info.model);
-    for (const auto& info : store.list_trajectories(id)) {
-      seen_definitions.insert(info.key.definition);
-      seen_tags.insert(info.key.prompt_tag);
-      if (!keeps(filters.models, s.info.model) || !keeps(filters.definitions, info.key.definition) ||
-          !keeps(filters.tags, info.key.prompt_tag))
-        continue;
-      TrajectoryDetail d;
-      d.info = info;
-      d.model = s.info.model;
-      d.records = store.turns(info.id);
-      d.provenance.imported_trajectories = s.info.imported() ? 1 : 0;
-      std::set<std::string> gpus;
-      for (const auto& rec : d.records) {
-        bool judged = !rec.status.empty();
-        TurnLabel label = judged ? label_for(rec.status, rec.verdict ? &*rec.verdict : nullptr) : TurnLabel::other;
-        d.judged.push_back(judged);
-        d.labels.push_back(label);
-        d.obs.tokens += tokens_of(rec);
-        if (rec.usage && rec.turn >= 1) {
-          auto at = static_cast<std::size_t>(rec.turn - 1);
-          if (d.obs.turn_tokens.size() <= at) d.obs.turn_tokens.resize(at + 1);
-          d.obs.turn_tokens[at] = tokens_of(rec);
-        }
-        if (judged) {
-          // The strict verdict is written with the coverage it rests on; without it, it is unknown.
-          std::optional<bool> strict;
-          if (rec.verdict && rec.verdict->tensor_core_coverage) strict = rec.verdict->target_instruction_strict;
-          d.obs.turns.push_back({rec.turn, label, rec.correct, rec.correct && rec.target_instruction, rec.speedup, strict});
-        }
-        if (rec.verdict) {
-          if (auto g = verdict_gpu(*rec.verdict); !g.empty()) gpus.insert(g);
-          Provenance p;
-          p.verdicts = 1;
-          p.fake_verdicts = from_fake_backend(*rec.verdict);
-          p.changed_options = changed_options(*rec.verdict);
-          d.provenance += p;
-        }
-      }
-      for (const auto& g : gpus) d.gpu += (d.gpu.empty() ? "" : "+") + g;
-      most = std::max<int64_t>(most, static_cast<int64_t>(d.obs.turns.size()));
-      s.trajectories.push_back(r.trajectories.size());
-      r.trajectories.push_back(std::move(d));
-    }
-    if (s.num_turns == 0) s.num_turns = most;
-    // Trajectories whose verdicts name no GPU take the one GPU their run and definition name.
-    std::map<std::string, std::set<std::string>> named;
-    for (auto i : s.trajectories)
-      if (!r.trajectories[i].gpu.empty()) named[r.trajectories[i].info.key.definition].insert(r.trajectories[i].gpu);
-    for (auto i : s.trajectories) {
-      auto& d = r.trajectories[i];
-      d.obs.turn_budget = s.num_turns;
-      d.obs.incomplete = (d.info.status == TrajectoryStatus::failed || d.info.status == TrajectoryStatus::running) &&
-                         static_cast<int64_t>(d.obs.turns.size()) < s.num_turns;
-      if (d.gpu.empty()) {
-        const auto& n = named[d.info.key.definition];
-        d.gpu = n.size() == 1 ? *n.begin() : !s.info.gpu.empty() ? s.info.gpu : kUnknownGpu;
-      }
-      run_provenance += d.provenance;
-    }
+    for (auto i : s.trajectories) run_provenance += r.trajectories[i].provenance;
     if (run_provenance.fake())
       fake_runs += fmt::format("{}run {} ({} of {} verdicts)", fake_runs.empty() ? "" : ", ", s.info.id, run_provenance.fake_verdicts,
                                run_provenance.verdicts);
     r.provenance += run_provenance;
     r.runs.push_back(std::move(s));
   }
-  check_filter("--model", filters.models, seen_models);
-  check_filter("--definition", filters.definitions, seen_definitions);
-  check_filter("--tag", filters.tags, seen_tags);
+  check_filter("--model", options.filters.models, held.models);
+  check_filter("--definition", options.filters.definitions, held.definitions);
+  check_filter("--tag", options.filters.tags, held.tags);
   if (!fake_runs.empty() && options.fake == FakeVerdicts::refuse)
     throw InputError("report", "verdicts from the evaluation service's fake backend (serve --fake-gpus: no GPU ran, the "
                                "candidate's markers dictated status and speedup) in " + fake_runs +
                                    "; these are test data, not measurements. Give --allow-fake to report them anyway, "
                                    "marked as such in every output");
+}
 
-  // Groups in the order first seen; a pooled row per run x model x GPU (x tag) when that pools
-  // several definitions. An imported run is split by experiment too (metrics "groups").
-  for (auto& s : r.runs) {
-    std::vector<Group> per_definition, pooled;
-    auto find = [](std::vector<Group>& gs, const Group& key) -> Group* {
-      for (auto& g : gs)
-        if (g.model == key.model && g.definition == key.definition && g.gpu == key.gpu && g.tag == key.tag &&
-            g.experiment == key.experiment)
-          return &g;
-      return nullptr;
-    };
-    std::map<std::string, std::set<std::string>> definitions;                     // by the pooled row's tag
-    std::map<std::string, std::map<std::string, std::set<std::string>>> experiments;  // tag -> definition -> experiments
+// Adds trajectory i to the group of `groups` that `same` finds for `key`, made from the key when
+// there is none yet (so groups stay in the order first seen).
+template <class Same>
+void add_member(std::vector<Group>& groups, Group key, std::size_t i, Same same) {
+  auto g = std::find_if(groups.begin(), groups.end(), [&](const Group& x) { return same(x, key); });
+  if (g == groups.end()) g = groups.insert(groups.end(), std::move(key));
+  g->members.push_back(i);
+}
+
+bool same_run_group(const Group& a, const Group& b) {
+  return a.model == b.model && a.definition == b.definition && a.gpu == b.gpu && a.tag == b.tag && a.experiment == b.experiment;
+}
+
+bool same_language_group(const Group& a, const Group& b) {
+  return a.language == b.language && a.model == b.model && a.definition == b.definition && a.gpu == b.gpu;
+}
+
+// A run's groups in the order first seen; a pooled row per run x model x GPU (x tag) when that pools
+// several definitions. An imported run is split by experiment too (metrics "groups").
+void add_run_groups(Report& r, RunSummary& s) {
+  std::vector<Group> per_definition, pooled;
+  std::map<std::string, std::set<std::string>> definitions;                     // by the pooled row's tag
+  std::map<std::string, std::map<std::string, std::set<std::string>>> experiments;  // tag -> definition -> experiments
+  for (auto i : s.trajectories) {
+    const auto& d = r.trajectories[i];
+    std::string tag = r.by == GroupBy::tag ? d.info.key.prompt_tag : "";
+    std::string experiment = s.info.imported() && r.by != GroupBy::tag ? d.info.key.prompt_tag : "";
+    definitions[tag].insert(d.info.key.definition);
+    experiments[tag][d.info.key.definition].insert(experiment);
+    add_member(per_definition, {s.info.id, d.model, d.info.key.definition, d.gpu, s.language, tag, experiment, false, {}, {}, {}, {}}, i,
+               same_run_group);
+    add_member(pooled, {s.info.id, d.model, kPooledDefinition, d.gpu, s.language, tag, "", true, {}, {}, {}, {}}, i, same_run_group);
+  }
+  for (auto& g : per_definition) r.groups.push_back(std::move(g));
+  for (auto& g : pooled) {
+    if (definitions[g.tag].size() < 2) continue;
+    bool mixed = false;
+    for (const auto& [def, exps] : experiments[g.tag]) mixed |= exps.size() > 1;
+    if (mixed) {
+      s.no_pooled_row = "no '(all)' row: the run holds several experiments of one definition, which it would mix";
+      continue;
+    }
+    r.groups.push_back(std::move(g));
+  }
+}
+
+// Languages side by side: every run of a language pooled, by model, definition and GPU; an '(all)'
+// row per language x model x GPU that pools several definitions. Languages in the order first seen,
+// each language's rows together.
+void add_language_groups(Report& r) {
+  std::vector<Group> per_definition, pooled;
+  std::map<std::string, std::set<std::string>> definitions;  // by language x model x GPU
+  for (const auto& s : r.runs)
     for (auto i : s.trajectories) {
       const auto& d = r.trajectories[i];
-      std::string tag = by == GroupBy::tag ? d.info.key.prompt_tag : "";
-      std::string experiment = s.info.imported() && by != GroupBy::tag ? d.info.key.prompt_tag : "";
-      definitions[tag].insert(d.info.key.definition);
-      experiments[tag][d.info.key.definition].insert(experiment);
-      Group key{s.info.id, d.model, d.info.key.definition, d.gpu, s.language, tag, experiment, false, {}, {}, {}, {}};
-      Group* g = find(per_definition, key);
-      if (!g) g = &per_definition.emplace_back(std::move(key));
-      g->members.push_back(i);
-      Group pooled_key{s.info.id, d.model, kPooledDefinition, d.gpu, s.language, tag, "", true, {}, {}, {}, {}};
-      Group* p = find(pooled, pooled_key);
-      if (!p) p = &pooled.emplace_back(std::move(pooled_key));
-      p->members.push_back(i);
+      definitions[s.language + '\n' + d.model + '\n' + d.gpu].insert(d.info.key.definition);
+      add_member(per_definition, {"", d.model, d.info.key.definition, d.gpu, s.language, "", "", false, {}, {}, {}, {}}, i,
+                 same_language_group);
+      add_member(pooled, {"", d.model, kPooledDefinition, d.gpu, s.language, "", "", true, {}, {}, {}, {}}, i, same_language_group);
     }
-    for (auto& g : per_definition) r.groups.push_back(std::move(g));
-    for (auto& g : pooled) {
-      if (definitions[g.tag].size() < 2) continue;
-      bool mixed = false;
-      for (const auto& [def, exps] : experiments[g.tag]) mixed |= exps.size() > 1;
-      if (mixed) {
-        s.no_pooled_row = "no '(all)' row: the run holds several experiments of one definition, which it would mix";
-        continue;
-      }
-      r.groups.push_back(std::move(g));
-    }
+  std::vector<std::string> order;
+  for (const auto& s : r.runs)
+    if (std::find(order.begin(), order.end(), s.language) == order.end()) order.push_back(s.language);
+  for (const auto& language : order) {
+    for (auto& g : per_definition)
+      if (g.language == language) r.language_groups.push_back(g);
+    for (auto& g : pooled)
+      if (g.language == language && definitions[g.language + '\n' + g.model + '\n' + g.gpu].size() > 1) r.language_groups.push_back(g);
   }
-  // Languages side by side: every run of a language pooled, by model, definition and GPU.
-  {
-    std::vector<Group> per_definition, pooled;
-    auto find = [](std::vector<Group>& gs, const Group& key) -> Group* {
-      for (auto& g : gs)
-        if (g.language == key.language && g.model == key.model && g.definition == key.definition && g.gpu == key.gpu) return &g;
-      return nullptr;
-    };
-    std::map<std::string, std::set<std::string>> definitions;  // by language x model x GPU
-    for (const auto& s : r.runs)
-      for (auto i : s.trajectories) {
-        const auto& d = r.trajectories[i];
-        definitions[s.language + '\n' + d.model + '\n' + d.gpu].insert(d.info.key.definition);
-        Group key{"", d.model, d.info.key.definition, d.gpu, s.language, "", "", false, {}, {}, {}, {}};
-        Group* g = find(per_definition, key);
-        if (!g) g = &per_definition.emplace_back(std::move(key));
-        g->members.push_back(i);
-        Group pooled_key{"", d.model, kPooledDefinition, d.gpu, s.language, "", "", true, {}, {}, {}, {}};
-        Group* p = find(pooled, pooled_key);
-        if (!p) p = &pooled.emplace_back(std::move(pooled_key));
-        p->members.push_back(i);
-      }
-    // Languages in the order first seen, each language's rows together.
-    std::vector<std::string> order;
-    for (const auto& s : r.runs)
-      if (std::find(order.begin(), order.end(), s.language) == order.end()) order.push_back(s.language);
-    for (const auto& language : order) {
-      for (auto& g : per_definition)
-        if (g.language == language) r.language_groups.push_back(g);
-      for (auto& g : pooled)
-        if (g.language == language && definitions[g.language + '\n' + g.model + '\n' + g.gpu].size() > 1)
-          r.language_groups.push_back(g);
-    }
-  }
+}
+
+// Every group's metrics, intervals and provenance.
+void compute_group_metrics(Report& r) {
   for (auto* groups : {&r.groups, &r.language_groups})
     for (auto& g : *groups) {
       g.metrics = group_metrics(observations(r, g.members), r.budgets, r.missing);
       for (const auto& m : g.metrics.budgets) g.intervals.push_back(budget_intervals(m, r.bootstrap, interval_stream(g, m.budget)));
       for (auto i : g.members) g.provenance += r.trajectories[i].provenance;
     }
+}
 
-  // Token ratios: the first run against each other one, per definition both ran and pooled.
+// Token ratios: the first run against each other one, per definition both ran and pooled.
+void add_token_comparisons(Report& r) {
+  auto members = [&r](const RunSummary& s, const std::string& def) {
+    std::vector<std::size_t> m;
+    for (auto i : s.trajectories)
+      if (def == kPooledDefinition || r.trajectories[i].info.key.definition == def) m.push_back(i);
+    return m;
+  };
   for (std::size_t k = 1; k < r.runs.size(); ++k) {
     const auto& a = r.runs[0];
     const auto& b = r.runs[k];
@@ -452,12 +383,6 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
       const auto& def = r.trajectories[i].info.key.definition;
       if (std::find(defs.begin(), defs.end(), def) == defs.end()) defs.push_back(def);
     }
-    auto members = [&](const RunSummary& s, const std::string& def) {
-      std::vector<std::size_t> m;
-      for (auto i : s.trajectories)
-        if (def == kPooledDefinition || r.trajectories[i].info.key.definition == def) m.push_back(i);
-      return m;
-    };
     defs.push_back(kPooledDefinition);
     for (const auto& def : defs) {
       auto ma = members(a, def), mb = members(b, def);
@@ -472,6 +397,26 @@ Report build_report(const RunStore& store, const std::vector<std::string>& runs,
       r.comparisons.push_back(std::move(c));
     }
   }
+}
+
+}  // namespace
+
+Report build_report(const RunStore& store, const std::vector<std::string>& runs, const std::vector<int>& budgets,
+                    FakeVerdicts fake, GroupBy by) {
+  ReportOptions o;
+  o.budgets = budgets;
+  o.fake = fake;
+  o.by = by;
+  return build_report(store, runs, o);
+}
+
+Report build_report(const RunStore& store, const std::vector<std::string>& runs, const ReportOptions& options) {
+  Report r = report_settings(store, options);
+  read_runs(store, runs, options, r);
+  for (auto& s : r.runs) add_run_groups(r, s);
+  add_language_groups(r);
+  compute_group_metrics(r);
+  add_token_comparisons(r);
   return r;
 }
 

@@ -4,44 +4,17 @@
 
 #include <algorithm>
 
+#include "report/metrics_json.h"
 #include "report/report_format.h"
 
 namespace ptxbench::report {
 namespace {
-
-ordered_json opt(const std::optional<double>& v) { return v ? ordered_json(*v) : ordered_json(nullptr); }
-
-ordered_json tokens_json(const TokenCounts& t) {
-  return {{"prompt", t.prompt}, {"completion", t.completion}, {"reasoning", t.reasoning}, {"cached", t.cached}, {"total", t.total()}};
-}
-
-ordered_json token_summary_json(const TokenSummary& s) {
-  return {{"trajectories", s.trajectories},
-          {"total", tokens_json(s.total)},
-          {"mean_per_trajectory",
-           {{"prompt", opt(s.mean_prompt)},
-            {"completion", opt(s.mean_completion)},
-            {"reasoning", opt(s.mean_reasoning)},
-            {"cached", opt(s.mean_cached)},
-            {"total", opt(s.mean_total)}}},
-          {"median_per_trajectory",
-           {{"prompt", opt(s.median_prompt)},
-            {"completion", opt(s.median_completion)},
-            {"reasoning", opt(s.median_reasoning)},
-            {"cached", opt(s.median_cached)},
-            {"total", opt(s.median_total)}}}};
-}
 
 ordered_json reasoning_json(const std::vector<TurnReasoning>& by_turn) {
   ordered_json a = ordered_json::array();
   for (const auto& x : by_turn)
     a.push_back({{"turn", x.turn}, {"calls", x.calls}, {"median", x.median}, {"mean", x.mean}, {"min", x.min}, {"max", x.max}});
   return a;
-}
-
-ordered_json ratio_json(const TokenRatio& r) {
-  return {{"prompt", opt(r.prompt)}, {"completion", opt(r.completion)}, {"reasoning", opt(r.reasoning)}, {"cached", opt(r.cached)},
-          {"total", opt(r.total)}};
 }
 
 std::vector<int64_t> counted_ids(const Report& r, const Group& g) {
@@ -110,41 +83,31 @@ ordered_json budget_json(const BudgetMetrics& m, const BudgetIntervals& iv, cons
   j["strict_unknown_slots"] = m.strict_unknown_slots;
   j["strict_known"] = !m.strict_unknown_only();
   for (const auto& n : kRuleNames) {
-    j[n.rate] = unknown(m, n.rule) ? ordered_json(nullptr) : opt(m.rate(n.rule));
+    j[n.rate] = unknown(m, n.rule) ? ordered_json(nullptr) : optional_json(m.rate(n.rule));
     j[std::string(n.rate) + "_interval"] = interval_json(iv.rate_of(n.rule));
   }
   for (const auto& n : kRuleNames)
     j[n.best] = unknown(m, n.rule) ? ordered_json{{"max", nullptr}, {"max_interval", nullptr}, {"median", nullptr}, {"with_best", nullptr}}
-                                   : ordered_json{{"max", opt(m.max_of_bests(n.rule))},
+                                   : ordered_json{{"max", optional_json(m.max_of_bests(n.rule))},
                                                   {"max_interval", interval_json(iv.max_best_of(n.rule))},
-                                                  {"median", opt(m.median_of_bests(n.rule))},
+                                                  {"median", optional_json(m.median_of_bests(n.rule))},
                                                   {"with_best", m.with_best_of(n.rule)}};
   for (const auto& n : kRuleNames) j[n.fast] = unknown(m, n.rule) ? ordered_json(nullptr) : fast_json(m.bests(n.rule), iv, n.rule);
   ordered_json pass = ordered_json::object();
   for (const auto& n : kRuleNames) {
     ordered_json at = ordered_json::object();
-    for (int k : pass_k) at[std::to_string(k)] = unknown(m, n.rule) ? ordered_json(nullptr) : opt(m.pass_at(k, n.rule));
+    for (int k : pass_k) at[std::to_string(k)] = unknown(m, n.rule) ? ordered_json(nullptr) : optional_json(m.pass_at(k, n.rule));
     pass[n.pass] = {{"passed", unknown(m, n.rule) ? ordered_json(nullptr) : ordered_json(m.passed_of(n.rule))}, {"at", at}};
   }
   j["pass_at_k"] = pass;
   ordered_json per = ordered_json::array();
   for (std::size_t i = 0; i < m.best.size() && i < ids.size(); ++i) {
     ordered_json t = {{"trajectory", ids[i]}};
-    for (const auto& n : kRuleNames) t[n.per_trajectory] = opt(m.bests(n.rule)[i]);
+    for (const auto& n : kRuleNames) t[n.per_trajectory] = optional_json(m.bests(n.rule)[i]);
     per.push_back(t);
   }
   j["per_trajectory"] = per;
   return j;
-}
-
-ordered_json provenance_json(const Provenance& p) {
-  ordered_json changes = ordered_json::array();
-  for (const auto& c : p.changed_options)
-    changes.push_back({{"option", c.option}, {"value", c.value}, {"default", c.default_value}, {"verdicts", c.verdicts}});
-  return {{"verdicts", p.verdicts},
-          {"fake_backend_verdicts", p.fake_verdicts},
-          {"changed_options", changes},
-          {"imported_trajectories", p.imported_trajectories}};
 }
 
 ordered_json labels_json(const std::array<int64_t, kLabelCount>& counts) {
@@ -153,9 +116,8 @@ ordered_json labels_json(const std::array<int64_t, kLabelCount>& counts) {
   return j;
 }
 
-}  // namespace
-
-ordered_json report_json(const Report& r) {
+// The document's head: schema, settings, the definitions and the label mapping, provenance.
+ordered_json header_json(const Report& r) {
   ordered_json j = {{"schema", kReportSchema}, {"schema_version", kReportSchemaVersion}, {"generated_at", r.generated_at},
                     {"store", r.store}, {"budgets", r.budgets}, {"group_by", to_string(r.by)}};
   j["missing_turns"] = {{"rule", to_string(r.missing)}, {"text", describe(r.missing)}};
@@ -172,32 +134,42 @@ ordered_json report_json(const Report& r) {
   j["rates"] = "fractions in [0, 1]; speedups are baseline time / candidate time";
   j["provenance"] = provenance_json(r.provenance);
   if (r.provenance.fake()) j["fake_backend"] = fake_mark(r);
+  return j;
+}
 
+ordered_json runs_json(const Report& r) {
   ordered_json runs = ordered_json::array();
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const auto& s = r.runs[i];
     runs.push_back({{"label", "R" + std::to_string(i + 1)}, {"id", s.info.id}, {"status", to_string(s.info.status)},
-                    {"origin", s.info.origin}, {"language", s.language}, {"model", s.info.model}, {"name", s.info.notes}, {"num_turns", s.num_turns}, {"condition", s.condition},
-                    {"trajectories", s.trajectories.size()}, {"no_pooled_row", s.no_pooled_row.empty() ? ordered_json(nullptr) : ordered_json(s.no_pooled_row)},
+                    {"origin", s.info.origin}, {"language", s.language}, {"model", s.info.model}, {"name", s.info.notes},
+                    {"num_turns", s.num_turns}, {"condition", s.condition}, {"trajectories", s.trajectories.size()},
+                    {"no_pooled_row", s.no_pooled_row.empty() ? ordered_json(nullptr) : ordered_json(s.no_pooled_row)},
                     {"config", s.info.config}});
   }
-  j["runs"] = runs;
+  return runs;
+}
 
-  auto group_json = [&](const Group& g) {
-    auto ids = counted_ids(r, g);
-    ordered_json budgets = ordered_json::array();
-    for (std::size_t i = 0; i < g.metrics.budgets.size(); ++i)
-      budgets.push_back(budget_json(g.metrics.budgets[i], i < g.intervals.size() ? g.intervals[i] : BudgetIntervals{}, ids, r.pass_k));
-    ordered_json per_turn = ordered_json::array();
-    for (const auto& c : g.metrics.labels.per_turn) per_turn.push_back(labels_json(c));
-    ordered_json tr = ordered_json::array();
-    for (auto a : kAllLabels)
-      for (auto b : kAllLabels)
-        if (auto n = g.metrics.transitions.counts[static_cast<std::size_t>(label_index(a))][static_cast<std::size_t>(label_index(b))])
-          tr.push_back({{"from", label_name(a)}, {"to", label_name(b)}, {"count", n}});
-    ordered_json members = ordered_json::array();
-    for (auto i : g.members) members.push_back(r.trajectories[i].info.id);
-    return ordered_json{{"run", g.run_id},
+// Turn n -> n+1 label pairs that occur, with their counts.
+ordered_json transitions_json(const Transitions& t) {
+  ordered_json tr = ordered_json::array();
+  for (auto a : kAllLabels)
+    for (auto b : kAllLabels)
+      if (auto n = t.counts[static_cast<std::size_t>(label_index(a))][static_cast<std::size_t>(label_index(b))])
+        tr.push_back({{"from", label_name(a)}, {"to", label_name(b)}, {"count", n}});
+  return tr;
+}
+
+ordered_json group_json(const Report& r, const Group& g) {
+  auto ids = counted_ids(r, g);
+  ordered_json budgets = ordered_json::array();
+  for (std::size_t i = 0; i < g.metrics.budgets.size(); ++i)
+    budgets.push_back(budget_json(g.metrics.budgets[i], i < g.intervals.size() ? g.intervals[i] : BudgetIntervals{}, ids, r.pass_k));
+  ordered_json per_turn = ordered_json::array();
+  for (const auto& c : g.metrics.labels.per_turn) per_turn.push_back(labels_json(c));
+  ordered_json members = ordered_json::array();
+  for (auto i : g.members) members.push_back(r.trajectories[i].info.id);
+  return ordered_json{{"run", g.run_id},
                       {"language", g.language},
                       {"model", g.model},
                       {"definition", g.definition},
@@ -214,68 +186,81 @@ ordered_json report_json(const Report& r) {
                       {"provenance", provenance_json(g.provenance)},
                       {"budgets", budgets},
                       {"turn_labels", {{"total", labels_json(g.metrics.labels.total)}, {"per_turn", per_turn}}},
-                      {"transitions", tr},
+                      {"transitions", transitions_json(g.metrics.transitions)},
                       {"tokens", token_summary_json(g.metrics.tokens)},
                       {"reasoning_by_turn", reasoning_json(g.metrics.reasoning)},
                       {"members", members}};
-  };
-  ordered_json groups = ordered_json::array();
-  for (const auto& g : r.groups) groups.push_back(group_json(g));
-  j["groups"] = groups;
-  // CUDA-PTX beside Triton: every reported run of a language pooled (run ""; report_data.h).
-  ordered_json languages = ordered_json::array();
-  for (const auto& g : r.language_groups) languages.push_back(group_json(g));
-  j["languages"] = languages;
+}
 
+ordered_json groups_json(const Report& r, const std::vector<Group>& groups) {
+  ordered_json out = ordered_json::array();
+  for (const auto& g : groups) out.push_back(group_json(r, g));
+  return out;
+}
+
+ordered_json comparisons_json(const Report& r) {
   ordered_json comparisons = ordered_json::array();
   for (const auto& c : r.comparisons)
     comparisons.push_back({{"reference_run", c.reference_run}, {"run", c.run}, {"definition", c.definition},
                            {"reference_tokens", token_summary_json(c.reference)}, {"run_tokens", token_summary_json(c.other)},
-                           {"ratio", ratio_json(c.ratio)}});
-  j["comparisons"] = comparisons;
+                           {"ratio", token_ratio_json(c.ratio)}});
+  return comparisons;
+}
 
+// One stored turn of the drill-down.
+ordered_json turn_json(const TrajectoryDetail& t, std::size_t k) {
+  const auto& rec = t.records[k];
+  ordered_json tj = {{"turn", rec.turn}, {"step", to_string(rec.step)}, {"status", rec.status}, {"judged", bool(t.judged[k])}};
+  if (t.judged[k]) tj["label"] = label_name(t.labels[k]);
+  tj["correct"] = rec.correct;
+  tj["target_instruction"] = rec.correct && rec.target_instruction;
+  // Strict: true / false, or null when a correct turn's verdict holds no strict verdict.
+  tj["strict_target_instruction"] = rec.verdict && rec.verdict->tensor_core_coverage
+                                        ? ordered_json(rec.correct && rec.verdict->target_instruction_strict)
+                                        : rec.correct ? ordered_json(nullptr) : ordered_json(false);
+  tj["tensor_core_coverage"] = rec.verdict ? optional_json(rec.verdict->tensor_core_coverage) : ordered_json(nullptr);
+  tj["fake_backend"] = rec.verdict && from_fake_backend(*rec.verdict);
+  tj["speedup"] = optional_json(rec.speedup);
+  tj["gpu"] = rec.verdict ? verdict_gpu(*rec.verdict) : "";
+  tj["tokens"] = tokens_json(tokens_of(rec));
+  tj["latency_s"] = rec.usage ? ordered_json(rec.usage->latency_s) : ordered_json(nullptr);
+  tj["candidate_sha256"] = rec.candidate_sha256 ? ordered_json(*rec.candidate_sha256) : ordered_json(nullptr);
+  return tj;
+}
+
+ordered_json trajectory_json(const TrajectoryDetail& t) {
+  ordered_json turns = ordered_json::array();
+  for (std::size_t k = 0; k < t.records.size(); ++k) turns.push_back(turn_json(t, k));
+  return {{"id", t.info.id},
+          {"run", t.info.run_id},
+          {"model", t.model},
+          {"definition", t.info.key.definition},
+          {"workload", t.info.key.workload_uuid},
+          {"prompt_tag", t.info.key.prompt_tag},
+          {"index", t.info.key.index},
+          {"gpu", t.gpu},
+          {"status", to_string(t.info.status)},
+          {"stop_reason", t.info.stop_reason},
+          {"counted", counted(t.obs)},
+          {"incomplete", t.obs.incomplete},
+          {"best_speedup", optional_json(t.info.best_speedup)},
+          {"best_target_speedup", optional_json(t.info.best_target_speedup)},
+          {"tokens", tokens_json(t.obs.tokens)},
+          {"provenance", provenance_json(t.provenance)},
+          {"turns", turns}};
+}
+
+}  // namespace
+
+ordered_json report_json(const Report& r) {
+  ordered_json j = header_json(r);
+  j["runs"] = runs_json(r);
+  j["groups"] = groups_json(r, r.groups);
+  // CUDA-PTX beside Triton: every reported run of a language pooled (run ""; report_data.h).
+  j["languages"] = groups_json(r, r.language_groups);
+  j["comparisons"] = comparisons_json(r);
   ordered_json trajectories = ordered_json::array();
-  for (const auto& t : r.trajectories) {
-    ordered_json turns = ordered_json::array();
-    for (std::size_t k = 0; k < t.records.size(); ++k) {
-      const auto& rec = t.records[k];
-      ordered_json tj = {{"turn", rec.turn}, {"step", to_string(rec.step)}, {"status", rec.status}, {"judged", bool(t.judged[k])}};
-      if (t.judged[k]) tj["label"] = label_name(t.labels[k]);
-      tj["correct"] = rec.correct;
-      tj["target_instruction"] = rec.correct && rec.target_instruction;
-      // Strict: true / false, or null when a correct turn's verdict holds no strict verdict.
-      tj["strict_target_instruction"] = rec.verdict && rec.verdict->tensor_core_coverage
-                                            ? ordered_json(rec.correct && rec.verdict->target_instruction_strict)
-                                            : rec.correct ? ordered_json(nullptr) : ordered_json(false);
-      tj["tensor_core_coverage"] = rec.verdict ? opt(rec.verdict->tensor_core_coverage) : ordered_json(nullptr);
-      tj["fake_backend"] = rec.verdict && from_fake_backend(*rec.verdict);
-      tj["speedup"] = opt(rec.speedup);
-      tj["gpu"] = rec.verdict ? verdict_gpu(*rec.verdict) : "";
-      TokenCounts tc;
-      if (rec.usage) tc = {rec.usage->prompt_tokens, rec.usage->completion_tokens, rec.usage->reasoning_tokens, rec.usage->cached_tokens};
-      tj["tokens"] = tokens_json(tc);
-      tj["latency_s"] = rec.usage ? ordered_json(rec.usage->latency_s) : ordered_json(nullptr);
-      tj["candidate_sha256"] = rec.candidate_sha256 ? ordered_json(*rec.candidate_sha256) : ordered_json(nullptr);
-      turns.push_back(tj);
-    }
-    trajectories.push_back({{"id", t.info.id},
-                            {"run", t.info.run_id},
-                            {"model", t.model},
-                            {"definition", t.info.key.definition},
-                            {"workload", t.info.key.workload_uuid},
-                            {"prompt_tag", t.info.key.prompt_tag},
-                            {"index", t.info.key.index},
-                            {"gpu", t.gpu},
-                            {"status", to_string(t.info.status)},
-                            {"stop_reason", t.info.stop_reason},
-                            {"counted", counted(t.obs)},
-                            {"incomplete", t.obs.incomplete},
-                            {"best_speedup", opt(t.info.best_speedup)},
-                            {"best_target_speedup", opt(t.info.best_target_speedup)},
-                            {"tokens", tokens_json(t.obs.tokens)},
-                            {"provenance", provenance_json(t.provenance)},
-                            {"turns", turns}});
-  }
+  for (const auto& t : r.trajectories) trajectories.push_back(trajectory_json(t));
   j["trajectories"] = trajectories;
   return j;
 }

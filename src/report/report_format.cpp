@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "common/enum_names.h"
+
 namespace ptxbench::report {
 namespace {
 
@@ -72,12 +74,10 @@ std::string table_heading(const BudgetTable& table) {
 }
 
 std::string rule_label(InstructionRule rule) {
-  switch (rule) {
-    case InstructionRule::paper: return "target-instr.";
-    case InstructionRule::unrestricted: return "unrestricted";
-    case InstructionRule::strict: return "strict";
-  }
-  return "";
+  constexpr EnumName<InstructionRule> kLabels[] = {{InstructionRule::paper, "target-instr."},
+                                                   {InstructionRule::unrestricted, "unrestricted"},
+                                                   {InstructionRule::strict, "strict"}};
+  return enum_name(kLabels, rule);
 }
 
 std::vector<const BudgetTable*> language_tables() {

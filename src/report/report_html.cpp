@@ -7,28 +7,13 @@
 
 #include "common/sha256.h"
 #include "embedded/report_assets.h"  // generated from src/report/assets/ (src/CMakeLists.txt)
+#include "report/label_charts.h"
 #include "report/report_format.h"
 
 namespace ptxbench::report {
 namespace {
 
 using Labels = std::array<int64_t, kLabelCount>;
-
-const char* label_color(TurnLabel l) {
-  switch (l) {
-    case TurnLabel::correct: return "#2ca02c";
-    case TurnLabel::numerical_error: return "#ff7f0e";
-    case TurnLabel::compilation_error: return "#d62728";
-    case TurnLabel::runtime_error: return "#9467bd";
-    case TurnLabel::sanitize_timeout: return "#8c564b";
-    case TurnLabel::kernel_timeout: return "#e377c2";
-    case TurnLabel::service_timeout: return "#bcbd22";
-    case TurnLabel::extraction_error: return "#7f7f7f";
-    case TurnLabel::other: return "#17becf";
-    case TurnLabel::infra_error: return "#c7c7c7";
-  }
-  return "#000";
-}
 
 std::string e(std::string_view s) { return html_escape(s); }
 
@@ -86,67 +71,6 @@ std::string base64(const std::string& bytes) {
 // (src/report/assets/report.{css,js}, embedded at build time).
 constexpr std::string_view kStyle = embedded::report_assets::report_css;
 constexpr std::string_view kScript = embedded::report_assets::report_js;
-
-// Turn labels per turn index as stacked bars.
-std::string label_bars_svg(const LabelCounts& c) {
-  const int W = 360, H = 200, L = 34, R = 8, T = 10, B = 28;
-  std::size_t n = std::max<std::size_t>(c.per_turn.size(), 1);
-  int64_t top = 1;
-  for (const auto& row : c.per_turn) {
-    int64_t sum = 0;
-    for (auto x : row) sum += x;
-    top = std::max(top, sum);
-  }
-  double bw = double(W - L - R) / double(n);
-  std::string s = fmt::format(R"X(<svg class="label-bars" width="{}" height="{}" viewBox="0 0 {} {}" role="img">)X", W, H, W, H);
-  s += fmt::format(R"X(<line x1="{}" y1="{}" x2="{}" y2="{}" stroke="#444"/>)X", L, H - B, W - R, H - B);
-  s += fmt::format(R"X(<text x="{}" y="{}" font-size="10" text-anchor="end">{}</text>)X", L - 4, T + 8, top);
-  s += fmt::format(R"X(<text x="{}" y="{}" font-size="10" text-anchor="end">0</text>)X", L - 4, H - B);
-  for (std::size_t i = 0; i < c.per_turn.size(); ++i) {
-    double y = H - B;
-    for (auto l : kAllLabels) {
-      int64_t v = c.per_turn[i][static_cast<std::size_t>(label_index(l))];
-      if (!v) continue;
-      double h = double(H - B - T) * double(v) / double(top);
-      y -= h;
-      s += fmt::format(R"X(<rect x="{:.1f}" y="{:.1f}" width="{:.1f}" height="{:.1f}" fill="{}"><title>turn {}: {} {}</title></rect>)X",
-                       L + bw * double(i) + 2, y, std::max(bw - 4, 1.0), h, label_color(l), i + 1, v, e(label_name(l)));
-    }
-    s += fmt::format(R"X(<text x="{:.1f}" y="{}" font-size="10" text-anchor="middle">{}</text>)X", L + bw * (double(i) + 0.5),
-                     H - B + 13, i + 1);
-  }
-  s += fmt::format(R"X(<text x="{}" y="{}" font-size="11" text-anchor="middle">turn</text></svg>)X", (L + W - R) / 2, H - 4);
-  return s;
-}
-
-// Transitions label(n) -> label(n+1) as a heatmap matrix.
-std::string transition_svg(const Transitions& tr) {
-  const int cell = 28, L = 96, T = 86, W = L + cell * kLabelCount + 64, H = T + cell * kLabelCount + 24;
-  int64_t top = 1;
-  for (const auto& row : tr.counts)
-    for (auto x : row) top = std::max(top, x);
-  std::string s = fmt::format(R"X(<svg class="transition-heatmap" width="{}" height="{}" viewBox="0 0 {} {}" role="img">)X", W, H, W, H);
-  for (int i = 0; i < kLabelCount; ++i) {
-    auto l = kAllLabels[static_cast<std::size_t>(i)];
-    s += fmt::format(R"X(<text x="{}" y="{}" font-size="10" text-anchor="end">{}</text>)X", L - 4, T + cell * i + cell / 2 + 4, label_short(l));
-    s += fmt::format(R"X(<text transform="translate({},{}) rotate(-50)" font-size="10">{}</text>)X", L + cell * i + cell / 2 + 3, T - 4,
-                     label_short(l));
-  }
-  for (int a = 0; a < kLabelCount; ++a)
-    for (int b = 0; b < kLabelCount; ++b) {
-      int64_t v = tr.counts[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
-      double f = double(v) / double(top);
-      int shade = 255 - static_cast<int>(f * 200);
-      s += fmt::format(R"X(<rect x="{}" y="{}" width="{}" height="{}" fill="rgb({},{},255)" stroke="#fff"><title>{} -> {}: {}</title></rect>)X",
-                       L + cell * b, T + cell * a, cell, cell, shade, shade, e(label_name(kAllLabels[static_cast<std::size_t>(a)])),
-                       e(label_name(kAllLabels[static_cast<std::size_t>(b)])), v);
-      if (v)
-        s += fmt::format(R"X(<text x="{}" y="{}" font-size="10" text-anchor="middle" fill="{}">{}</text>)X", L + cell * b + cell / 2,
-                         T + cell * a + cell / 2 + 4, f > 0.6 ? "#fff" : "#000", v);
-    }
-  s += fmt::format(R"X(<text x="{}" y="{}" font-size="11">rows: turn n, columns: turn n+1</text></svg>)X", L, H - 6);
-  return s;
-}
 
 std::string pre(const std::string& text, bool wrap = false) {
   return std::string("<pre") + (wrap ? " class=\"wrap\"" : "") + "><code>" + e(text) + "</code></pre>";
@@ -271,14 +195,14 @@ std::string trajectory_html(const Report& r, const TrajectoryDetail& t) {
        "<th class=\"num\">Prompt</th><th class=\"num\">Completion</th><th class=\"num\">Reasoning</th><th class=\"num\">Cached</th></tr>";
   for (std::size_t k = 0; k < t.records.size(); ++k) {
     const auto& rec = t.records[k];
-    int64_t p = 0, c = 0, rs = 0, ca = 0;
-    if (rec.usage) p = rec.usage->prompt_tokens, c = rec.usage->completion_tokens, rs = rec.usage->reasoning_tokens, ca = rec.usage->cached_tokens;
+    const TokenCounts tokens = tokens_of(rec);
     s += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>"
                      "<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
                      rec.turn, e(rec.status.empty() ? "(" + to_string(rec.step) + ")" : rec.status),
                      t.judged[k] ? e(label_name(t.labels[k])) : "", rec.correct ? "yes" : "no",
                      rec.correct && rec.target_instruction ? "yes" : "no", rec.correct ? strict_text(rec) : "-",
-                     rec.speedup ? format_number(*rec.speedup, 3) : "-", p, c, rs, ca);
+                     rec.speedup ? format_number(*rec.speedup, 3) : "-", tokens.prompt, tokens.completion, tokens.reasoning,
+                     tokens.cached);
   }
   s += "</table></div>";
   std::map<std::string, int64_t> seen;
@@ -383,8 +307,11 @@ std::string csp_hash(std::string_view script) {
   return "sha256-" + base64(bytes);
 }
 
-std::string render_html(const Report& r) {
+namespace {
 
+// The head (the CSP allows only the page's own script), the banner of fake verdicts, the summary
+// line and the navigation.
+std::string page_head_html(const Report& r) {
   std::string s = "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n";
   s += "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src '" +
        csp_hash(kScript) + "'\">\n";
@@ -397,58 +324,74 @@ std::string render_html(const Report& r) {
        e(protocol_note(r)) + " Opens offline: everything is inline.</p>\n";
   std::string nav = "<nav><a href=\"#fastp\">Fast_p</a>";
   for (const auto* table : paper_tables()) nav += "<a href=\"#" + e(table->key) + "\">" + e(table->paper_number) + "</a>";
-  s += nav + "<a href=\"#tables\">Other metrics</a><a href=\"#languages\">Languages</a><a href=\"#runs\">Runs</a><a "
-             "href=\"#provenance\">Provenance</a><a href=\"#labels\">Turn labels &amp; transitions</a><a href=\"#tokens\">Tokens</a><a "
-             "href=\"#trajectories\">Trajectories</a><a href=\"#definitions\">Definitions</a></nav>\n";
+  return s + nav + "<a href=\"#tables\">Other metrics</a><a href=\"#languages\">Languages</a><a href=\"#runs\">Runs</a><a "
+                   "href=\"#provenance\">Provenance</a><a href=\"#labels\">Turn labels &amp; transitions</a><a href=\"#tokens\">Tokens</a><a "
+                   "href=\"#trajectories\">Trajectories</a><a href=\"#definitions\">Definitions</a></nav>\n";
+}
 
-  // Figures first: the Fast_p curves, one chart per model x GPU.
-  s += h2(r, "fastp", "Fast_p curves") +
-       "<div id=\"fastp-controls\"></div><div id=\"fastp-charts\" class=\"charts\"></div>"
-       "<p id=\"fastp-ready\" class=\"small\"></p><p id=\"layout-check\" hidden></p>"
-       "<p class=\"note\">Solid: Fast^Inst_p (instruction-qualified best, the paper's rule), with its " +
-       e(format_number(100.0 * r.bootstrap.confidence, 0)) +
-       "% bootstrap interval at p = 0, 0.25, ..., 3; dashed: Fast_p; dotted: Fast^Inst_p under the strict rule (where known). The "
-       "dotted vertical line is p = 1 (the baseline). " + e(definition_text("fast_p")) + "</p>"
-       "<noscript><p class=\"bad\">The curves are drawn by the page's inline script; the tables below hold the same data at p = 0 and 1, "
-       "and the JSON report lists Fast_p over a grid of p.</p></noscript>\n";
+// Figures first: the Fast_p curves, one chart per model x GPU, drawn by the page's script.
+std::string fastp_section_html(const Report& r) {
+  return h2(r, "fastp", "Fast_p curves") +
+         "<div id=\"fastp-controls\"></div><div id=\"fastp-charts\" class=\"charts\"></div>"
+         "<p id=\"fastp-ready\" class=\"small\"></p><p id=\"layout-check\" hidden></p>"
+         "<p class=\"note\">Solid: Fast^Inst_p (instruction-qualified best, the paper's rule), with its " +
+         e(format_number(100.0 * r.bootstrap.confidence, 0)) +
+         "% bootstrap interval at p = 0, 0.25, ..., 3; dashed: Fast_p; dotted: Fast^Inst_p under the strict rule (where known). The "
+         "dotted vertical line is p = 1 (the baseline). " + e(definition_text("fast_p")) + "</p>"
+         "<noscript><p class=\"bad\">The curves are drawn by the page's inline script; the tables below hold the same data at p = 0 and 1, "
+         "and the JSON report lists Fast_p over a grid of p.</p></noscript>\n";
+}
 
-  const std::string cell_note = "Each cell: <span class=\"inst\">the paper's rule (target instructions executed)</span> over <span "
-                                "class=\"unres\">(any correct turn)</span>, then the strict rule; [lo, hi]: the bootstrap interval. n/a: "
-                                "not measured (T above the run's num_turns) or unknown; -: none. Traj: counted trajectories.";
+const char* const kCellNote = "Each cell: <span class=\"inst\">the paper's rule (target instructions executed)</span> over <span "
+                              "class=\"unres\">(any correct turn)</span>, then the strict rule; [lo, hi]: the bootstrap interval. n/a: "
+                              "not measured (T above the run's num_turns) or unknown; -: none. Traj: counted trajectories.";
+
+// The paper's tables without the '(all)' rows, then the notes of runs and groups.
+std::string paper_tables_html(const Report& r) {
+  std::string s;
   for (const auto* table : paper_tables())
     s += h2(r, table->key, table_heading(*table) + " (" + table->unit + ")") + "<p class=\"note\">" + e(capitalized(describe(r.missing))) + ". " +
-         cell_note + "</p>" + budget_table_html(r, *table, false);
+         kCellNote + "</p>" + budget_table_html(r, *table, false);
   std::string notes;
-  for (const auto& s2 : r.runs)
-    if (!s2.no_pooled_row.empty()) notes += "<li>" + e(run_label(r, s2.info.id) + " " + s2.info.model) + ": " + e(s2.no_pooled_row) + "</li>";
+  for (const auto& run : r.runs)
+    if (!run.no_pooled_row.empty()) notes += "<li>" + e(run_label(r, run.info.id) + " " + run.info.model) + ": " + e(run.no_pooled_row) + "</li>";
   for (const auto& g : r.groups)
     if (auto n = group_notes(g); !n.empty()) notes += "<li>" + e(group_label(r, g)) + ": " + e(n) + "</li>";
   if (!notes.empty()) s += "<p><b>Notes</b></p><ul>" + notes + "</ul>";
+  return s;
+}
 
-  s += h2(r, "tables", "Other metrics at T = " + budgets_text(r.budgets)) + "<p class=\"note\">" + e(capitalized(describe(r.missing))) + ". " +
-       cell_note + " The '(all)' rows pool a run's definitions. The <a href=\"#definitions\">definitions</a> say exactly what is "
-       "counted.</p>\n";
+// Our tables, the paper's with the '(all)' rows, pass@k and Fast_p by language.
+std::string other_metrics_html(const Report& r) {
+  std::string s = h2(r, "tables", "Other metrics at T = " + budgets_text(r.budgets)) + "<p class=\"note\">" +
+                  e(capitalized(describe(r.missing))) + ". " + kCellNote +
+                  " The '(all)' rows pool a run's definitions. The <a href=\"#definitions\">definitions</a> say exactly what is "
+                  "counted.</p>\n";
   for (const auto& table : budget_tables())
     if (table.paper_number.empty()) s += "<h3>" + e(table.title) + " (" + e(table.unit) + ")</h3>" + budget_table_html(r, table, true);
   s += "<h3>Tables 1 and 9 with the '(all)' rows</h3>";
   for (const auto* table : paper_tables()) s += budget_table_html(r, *table, true);
   s += "<h3 id=\"pass\">pass@k</h3>" + pass_table_html(r);
   s += "<p class=\"note strict\">" + e(strict_note()) + "</p>";
-  s += "\n" + h2(r, "languages", "Fast_p by language at T = " + budgets_text(r.budgets)) + language_table_html(r);
+  return s + "\n" + h2(r, "languages", "Fast_p by language at T = " + budgets_text(r.budgets)) + language_table_html(r);
+}
 
-  s += h2(r, "runs", "Runs") + "<div class=\"scroll\"><table><tr><th></th><th>Run</th><th>Status</th><th>Origin</th><th>Language</th><th>Model</th><th class=\"num\">num_turns</th><th "
-       "class=\"num\">Trajectories</th><th>Condition</th><th>Name</th></tr>";
+std::string runs_section_html(const Report& r) {
+  std::string s = h2(r, "runs", "Runs") + "<div class=\"scroll\"><table><tr><th></th><th>Run</th><th>Status</th><th>Origin</th><th>Language</th><th>Model</th><th class=\"num\">num_turns</th><th "
+                  "class=\"num\">Trajectories</th><th>Condition</th><th>Name</th></tr>";
   for (std::size_t i = 0; i < r.runs.size(); ++i) {
     const auto& run = r.runs[i];
     s += fmt::format("<tr><td>R{}</td><td>{}</td><td>{}</td><td{}>{}</td><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td>{}</td><td>{}</td></tr>",
                      i + 1, e(run.info.id), e(to_string(run.info.status)), run.info.imported() ? " class=\"bad\"" : "",
                      e(run.info.origin), e(run.language), e(run.info.model), run.num_turns, run.trajectories.size(), e(run.condition), e(run.info.notes));
   }
-  s += "</table></div>\n";
-  s += provenance_html(r);
+  return s + "</table></div>\n";
+}
 
-  s += h2(r, "labels", "Turn labels and error-state transitions") + "<p class=\"note\">Counts over judged turns actually run (no "
-       "carry-forward). Bars: labels per turn index; matrix: label at turn n (row) to label at turn n+1 (column).</p>";
+// Label counts per group, then per group a card with its label bars and transition heatmap.
+std::string labels_section_html(const Report& r) {
+  std::string s = h2(r, "labels", "Turn labels and error-state transitions") + "<p class=\"note\">Counts over judged turns actually run (no "
+                  "carry-forward). Bars: labels per turn index; matrix: label at turn n (row) to label at turn n+1 (column).</p>";
   s += "<div class=\"legend\">";
   for (auto l : kAllLabels)
     s += fmt::format("<span><span class=\"swatch\" style=\"background:{}\"></span>{}</span>", label_color(l), e(label_name(l)));
@@ -466,58 +409,82 @@ std::string render_html(const Report& r) {
   for (const auto& g : r.groups)
     s += "<div class=\"card\"><h3>" + e(group_label(r, g)) + "</h3>" + label_bars_svg(g.metrics.labels) + "<br>" +
          transition_svg(g.metrics.transitions) + "</div>";
-  s += "</div>\n";
+  return s + "</div>\n";
+}
 
-  s += h2(r, "tokens", "Tokens per trajectory") + "<p class=\"note\">" + e(definition_text("tokens")) + "</p><div class=\"scroll\"><table><tr>";
+// "median / mean (sum)" of one token kind.
+std::string token_cell_html(const std::optional<double>& median, const std::optional<double>& mean, int64_t total) {
+  return "<td class=\"num\">" + format_optional(median, 0) + " <span class=\"small\">/ " + format_optional(mean, 0) + " (" +
+         std::to_string(total) + ")</span></td>";
+}
+
+std::string tokens_table_html(const Report& r) {
+  std::string s = h2(r, "tokens", "Tokens per trajectory") + "<p class=\"note\">" + e(definition_text("tokens")) + "</p><div class=\"scroll\"><table><tr>";
   s += key_header_cells(r) + "<th class=\"num\">Trajectories</th><th class=\"num\">Prompt</th><th "
        "class=\"num\">Completion</th><th class=\"num\">Reasoning</th><th class=\"num\">Cached</th><th class=\"num\">Total</th></tr>";
   for (const auto& g : r.groups) {
     const auto& t = g.metrics.tokens;
-    auto cell = [](const std::optional<double>& median, const std::optional<double>& mean, int64_t total) {
-      return "<td class=\"num\">" + format_optional(median, 0) + " <span class=\"small\">/ " + format_optional(mean, 0) + " (" +
-             std::to_string(total) + ")</span></td>";
-    };
     s += "<tr>" + key_cells(r, g) + "<td class=\"num\">" + std::to_string(t.trajectories) + "</td>" +
-         cell(t.median_prompt, t.mean_prompt, t.total.prompt) + cell(t.median_completion, t.mean_completion, t.total.completion) +
-         cell(t.median_reasoning, t.mean_reasoning, t.total.reasoning) + cell(t.median_cached, t.mean_cached, t.total.cached) +
-         cell(t.median_total, t.mean_total, t.total.total()) + "</tr>";
+         token_cell_html(t.median_prompt, t.mean_prompt, t.total.prompt) +
+         token_cell_html(t.median_completion, t.mean_completion, t.total.completion) +
+         token_cell_html(t.median_reasoning, t.mean_reasoning, t.total.reasoning) +
+         token_cell_html(t.median_cached, t.mean_cached, t.total.cached) + token_cell_html(t.median_total, t.mean_total, t.total.total()) +
+         "</tr>";
   }
-  s += "</table></div><p class=\"small\">Median per trajectory / mean (sum in parentheses).</p>";
-  s += "<h3 id=\"reasoning\">Reasoning tokens by turn</h3><p class=\"note\">" + e(definition_text("reasoning_by_turn")) +
-       "</p><div class=\"scroll\"><table id=\"reasoning-table\"><tr>" + key_header_cells(r) + "<th class=\"num\">Turn</th><th class=\"num\">Calls</th><th "
-       "class=\"num\">Median</th><th class=\"num\">Mean</th><th class=\"num\">Min</th><th class=\"num\">Max</th></tr>";
+  return s + "</table></div><p class=\"small\">Median per trajectory / mean (sum in parentheses).</p>";
+}
+
+std::string reasoning_table_html(const Report& r) {
+  std::string s = "<h3 id=\"reasoning\">Reasoning tokens by turn</h3><p class=\"note\">" + e(definition_text("reasoning_by_turn")) +
+                  "</p><div class=\"scroll\"><table id=\"reasoning-table\"><tr>" + key_header_cells(r) + "<th class=\"num\">Turn</th><th class=\"num\">Calls</th><th "
+                  "class=\"num\">Median</th><th class=\"num\">Mean</th><th class=\"num\">Min</th><th class=\"num\">Max</th></tr>";
   for (const auto& g : r.groups)
     for (const auto& x : g.metrics.reasoning)
       s += "<tr>" + key_cells(r, g) + fmt::format("<td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.0f}</td><td "
                                                   "class=\"num\">{:.0f}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
                                                   x.turn, x.calls, x.median, x.mean, x.min, x.max);
-  s += "</table></div>";
-  if (!r.comparisons.empty()) {
-    s += "<h3 id=\"comparisons\">Token ratio between runs</h3><p class=\"note\">" + e(definition_text("token_ratio")) +
-         "</p><div class=\"scroll\"><table><tr><th>First run</th><th>Other run</th><th>Definition</th><th class=\"num\">Prompt</th><th class=\"num\">Completion</th><th "
-         "class=\"num\">Reasoning</th><th class=\"num\">Cached</th><th class=\"num\">Total</th></tr>";
-    for (const auto& c : r.comparisons)
-      s += "<tr><td>" + e(run_label(r, c.reference_run)) + "</td><td>" + e(run_label(r, c.run)) + "</td><td>" + e(c.definition) +
-           "</td><td class=\"num\">" + format_optional(c.ratio.prompt, 3) + "</td><td class=\"num\">" + format_optional(c.ratio.completion, 3) +
-           "</td><td class=\"num\">" + format_optional(c.ratio.reasoning, 3) + "</td><td class=\"num\">" + format_optional(c.ratio.cached, 3) +
-           "</td><td class=\"num\">" + format_optional(c.ratio.total, 3) + "</td></tr>";
-    s += "</table></div>";
-  }
+  return s + "</table></div>";
+}
 
-  s += "\n" + h2(r, "trajectories", "Trajectories") + "<p class=\"note\">Every stored turn: verdict, speedup, tokens, the candidate "
-       "source, the model's answer when no candidate was extracted, and the feedback the model was given.</p><div id=\"drill-controls\"></div>";
+std::string token_ratio_table_html(const Report& r) {
+  if (r.comparisons.empty()) return "";
+  std::string s = "<h3 id=\"comparisons\">Token ratio between runs</h3><p class=\"note\">" + e(definition_text("token_ratio")) +
+                  "</p><div class=\"scroll\"><table><tr><th>First run</th><th>Other run</th><th>Definition</th><th class=\"num\">Prompt</th><th class=\"num\">Completion</th><th "
+                  "class=\"num\">Reasoning</th><th class=\"num\">Cached</th><th class=\"num\">Total</th></tr>";
+  for (const auto& c : r.comparisons)
+    s += "<tr><td>" + e(run_label(r, c.reference_run)) + "</td><td>" + e(run_label(r, c.run)) + "</td><td>" + e(c.definition) +
+         "</td><td class=\"num\">" + format_optional(c.ratio.prompt, 3) + "</td><td class=\"num\">" + format_optional(c.ratio.completion, 3) +
+         "</td><td class=\"num\">" + format_optional(c.ratio.reasoning, 3) + "</td><td class=\"num\">" + format_optional(c.ratio.cached, 3) +
+         "</td><td class=\"num\">" + format_optional(c.ratio.total, 3) + "</td></tr>";
+  return s + "</table></div>";
+}
+
+// The drill-down: every trajectory of every group but the '(all)' rows.
+std::string trajectories_section_html(const Report& r) {
+  std::string s = "\n" + h2(r, "trajectories", "Trajectories") + "<p class=\"note\">Every stored turn: verdict, speedup, tokens, the candidate "
+                  "source, the model's answer when no candidate was extracted, and the feedback the model was given.</p><div id=\"drill-controls\"></div>";
   for (const auto& g : r.groups) {
     if (g.pooled) continue;
     s += "<h3>" + e(group_label(r, g)) + "</h3>";
     for (auto i : g.members) s += trajectory_html(r, r.trajectories[i]);
   }
+  return s;
+}
 
-  s += "\n<h2 id=\"definitions\">Definitions</h2><dl>";
+std::string definitions_section_html() {
+  std::string s = "\n<h2 id=\"definitions\">Definitions</h2><dl>";
   for (const auto& d : metric_definitions()) s += "<dt id=\"def-" + e(d.key) + "\">" + e(d.name) + "</dt><dd>" + e(d.text) + "</dd>";
   s += "</dl><h3>Status \u2192 turn label</h3><table><tr><th>Status</th><th>Label</th><th>Why</th></tr>";
   for (const auto& m : label_mapping()) s += "<tr><td>" + e(m.status) + "</td><td>" + e(m.label) + "</td><td>" + e(m.note) + "</td></tr>";
-  s += "</table>\n";
+  return s + "</table>\n";
+}
 
+}  // namespace
+
+std::string render_html(const Report& r) {
+  std::string s = page_head_html(r) + fastp_section_html(r) + paper_tables_html(r) + other_metrics_html(r) + runs_section_html(r) +
+                  provenance_html(r) + labels_section_html(r) + tokens_table_html(r) + reasoning_table_html(r) +
+                  token_ratio_table_html(r) + trajectories_section_html(r) + definitions_section_html();
   s += "<script type=\"application/json\" id=\"report-data\">" + json_for_script(chart_data(r)) + "</script>\n";
   s += "<script>";
   s += kScript;

@@ -63,6 +63,28 @@ std::string group_name(const Report& r, const Group& g) {
                (variant.empty() ? "" : variant + " ") + g.gpu);
 }
 
+// A table with one row per group (but '(all)' rows without `pooled_rows`) and rule: the key
+// columns on a group's first row only, then the rule, then `cells(group, rule)` under `value_headers`.
+template <class Cells>
+std::string rule_rows_table(const Report& r, const std::vector<InstructionRule>& rules, const std::vector<std::string>& value_headers,
+                            bool pooled_rows, Cells cells) {
+  auto header = key_header(r);
+  const std::size_t keys = header.size();
+  header.push_back("Rule");
+  header.insert(header.end(), value_headers.begin(), value_headers.end());
+  TextTable t(header, keys + 1);
+  for (const auto& g : r.groups) {
+    if (g.pooled && !pooled_rows) continue;
+    for (std::size_t q = 0; q < rules.size(); ++q) {
+      std::vector<std::string> row = q == 0 ? key_columns(r, g) : std::vector<std::string>(keys, "");
+      row.push_back(rule_label(rules[q]));
+      for (auto& c : cells(g, rules[q])) row.push_back(std::move(c));
+      t.row(row);
+    }
+  }
+  return t.str();
+}
+
 // A budget table with one row per group and rule and a column per budget T, each cell the value
 // with its interval: the layout of the paper's Tables 1 and 9 with room for the intervals.
 std::string budget_table_text(const Report& r, const BudgetTable& table, const std::vector<InstructionRule>& rules,
@@ -70,21 +92,13 @@ std::string budget_table_text(const Report& r, const BudgetTable& table, const s
   std::string out = title(r, fmt::format("{} ({}) at T = {}; {}", table_heading(table), table.unit, budgets_text(r.budgets),
                                          describe(r.missing)));
   out += wrap(table.note, "  ");
-  auto header = key_header(r);
-  const std::size_t keys = header.size();
-  header.push_back("Rule");
-  for (int b : r.budgets) header.push_back("T = " + std::to_string(b));
-  TextTable t(header, keys + 1);
-  for (const auto& g : r.groups) {
-    if (g.pooled && !pooled_rows) continue;
-    for (std::size_t k = 0; k < rules.size(); ++k) {
-      std::vector<std::string> row = k == 0 ? key_columns(r, g) : std::vector<std::string>(keys, "");
-      row.push_back(rule_label(rules[k]));
-      for (std::size_t i = 0; i < g.metrics.budgets.size(); ++i) row.push_back(budget_value(g, i, table, rules[k]));
-      t.row(row);
-    }
-  }
-  return out + t.str();
+  std::vector<std::string> headers;
+  for (int b : r.budgets) headers.push_back("T = " + std::to_string(b));
+  return out + rule_rows_table(r, rules, headers, pooled_rows, [&table](const Group& g, InstructionRule rule) {
+           std::vector<std::string> cells;
+           for (std::size_t i = 0; i < g.metrics.budgets.size(); ++i) cells.push_back(budget_value(g, i, table, rule));
+           return cells;
+         });
 }
 
 std::string runs_table(const Report& r) {
@@ -138,81 +152,65 @@ std::string paper_text(const Report& r) {
   return out;
 }
 
-}  // namespace
+std::string provenance_text(const Report& r) {
+  std::string out = "\n" + title(r, "Provenance");
+  bool any = false;
+  for (const auto& g : r.groups)
+    if (auto p = provenance_summary(g); !p.empty()) {
+      out += wrap(group_name(r, g) + ": " + p, "  ");
+      any = true;
+    }
+  if (!any)
+    out += wrap(fmt::format("every one of the {} verdicts comes from a GPU evaluation here with the evaluator's default options",
+                            r.provenance.verdicts),
+                "  ");
+  return out;
+}
 
-std::string render_text(const Report& r, TextDetail detail) {
-  if (detail == TextDetail::paper) return paper_text(r);
-  const std::size_t keys = key_header(r).size();
-  std::string out = header_text(r) + title(r, "Runs") + runs_table(r);
-  out += "\n" + title(r, "Provenance");
-  {
-    bool any = false;
-    for (const auto& g : r.groups)
-      if (auto p = provenance_summary(g); !p.empty()) {
-        out += wrap(group_name(r, g) + ": " + p, "  ");
-        any = true;
-      }
-    if (!any)
-      out += wrap(fmt::format("every one of the {} verdicts comes from a GPU evaluation here with the evaluator's default options",
-                              r.provenance.verdicts),
-                  "  ");
-  }
-  out += "\n" + wrap(protocol_note(r) + " Rows: the paper's rule (target-instr.: the target instructions executed, count > 0), "
-                                         "unrestricted (any correct turn), and the strict rule (tensor-core FLOP coverage). n/a: "
-                                         "T above the run's num_turns (not measured), or unknown; -: nothing to measure. Traj: "
-                                         "counted trajectories. Definitions at the end.",
-                      "");
-  const std::vector<InstructionRule> rules = {InstructionRule::paper, InstructionRule::unrestricted, InstructionRule::strict};
-  for (const auto& table : budget_tables()) out += "\n" + budget_table_text(r, table, rules, true);
-  out += wrap(strict_note(), "  ");
-
-  out += "\n" + title(r, fmt::format("pass@k (%), T = {}; unbiased estimator over each group's trajectories", budgets_text(r.budgets)));
+std::string pass_table_text(const Report& r, const std::vector<InstructionRule>& rules) {
+  std::string out = "\n" + title(r, fmt::format("pass@k (%), T = {}; unbiased estimator over each group's trajectories", budgets_text(r.budgets)));
   out += wrap(definition_text("pass_at_k"), "  ");
-  {
-    auto header = key_header(r);
-    const std::size_t keys = header.size();
-    header.push_back("Rule");
-    for (int k : r.pass_k) header.push_back("pass@" + std::to_string(k));
-    TextTable t(header, keys + 1);
-    for (const auto& g : r.groups)
-      for (std::size_t q = 0; q < rules.size(); ++q) {
-        std::vector<std::string> row = q == 0 ? key_columns(r, g) : std::vector<std::string>(keys, "");
-        row.push_back(rule_label(rules[q]));
-        for (int k : r.pass_k) row.push_back(pass_values(g.metrics, k, rules[q]));
-        t.row(row);
-      }
-    out += t.str();
-  }
+  std::vector<std::string> headers;
+  for (int k : r.pass_k) headers.push_back("pass@" + std::to_string(k));
+  return out + rule_rows_table(r, rules, headers, true, [&r](const Group& g, InstructionRule rule) {
+           std::vector<std::string> cells;
+           for (int k : r.pass_k) cells.push_back(pass_values(g.metrics, k, rule));
+           return cells;
+         });
+}
 
-  out += "\n" + title(r, fmt::format("Fast_p by language (CUDA-PTX beside Triton; every reported run of a language pooled), T = {}: "
-                                      "target-instruction (unrestricted)", budgets_text(r.budgets)));
+std::string language_table_text(const Report& r) {
+  std::string out = "\n" + title(r, fmt::format("Fast_p by language (CUDA-PTX beside Triton; every reported run of a language pooled), T = {}: "
+                                                "target-instruction (unrestricted)", budgets_text(r.budgets)));
   out += wrap(language_note(), "  ");
-  {
-    std::vector<std::string> header = {"Language", "Model", "Definition", "GPU", "Traj"};
-    for (const auto* table : language_tables()) header.push_back(table->title);
-    TextTable t(header, 4);
-    for (const auto& g : r.language_groups) {
-      std::vector<std::string> row = {g.language, g.model, g.definition, g.gpu, std::to_string(g.metrics.counted)};
-      for (const auto* table : language_tables()) row.push_back(budget_cell(g.metrics, *table));
-      t.row(row);
-    }
-    out += t.str();
+  std::vector<std::string> header = {"Language", "Model", "Definition", "GPU", "Traj"};
+  for (const auto* table : language_tables()) header.push_back(table->title);
+  TextTable t(header, 4);
+  for (const auto& g : r.language_groups) {
+    std::vector<std::string> row = {g.language, g.model, g.definition, g.gpu, std::to_string(g.metrics.counted)};
+    for (const auto* table : language_tables()) row.push_back(budget_cell(g.metrics, *table));
+    t.row(row);
   }
+  return out + t.str();
+}
 
-  out += "\n" + title(r, "Turn labels (judged turns actually run, no carry-forward; TO = timeout, Infra (excl.) = INFRA_ERROR, out of every rate)");
-  {
-    auto header = key_header(r);
-    for (auto l : kAllLabels) header.push_back(label_short(l));
-    TextTable t(header, keys - 1);
-    for (const auto& g : r.groups) {
-      auto row = key_columns(r, g);
-      for (auto l : kAllLabels) row.push_back(std::to_string(g.metrics.labels.total[static_cast<std::size_t>(label_index(l))]));
-      t.row(row);
-    }
-    out += t.str();
+std::string labels_table_text(const Report& r) {
+  std::string out =
+      "\n" + title(r, "Turn labels (judged turns actually run, no carry-forward; TO = timeout, Infra (excl.) = INFRA_ERROR, out of every rate)");
+  auto header = key_header(r);
+  const std::size_t keys = header.size();
+  for (auto l : kAllLabels) header.push_back(label_short(l));
+  TextTable t(header, keys - 1);
+  for (const auto& g : r.groups) {
+    auto row = key_columns(r, g);
+    for (auto l : kAllLabels) row.push_back(std::to_string(g.metrics.labels.total[static_cast<std::size_t>(label_index(l))]));
+    t.row(row);
   }
+  return out + t.str();
+}
 
-  out += "\n" + title(r, "Error-state transitions, turn n -> n+1 (most frequent first)");
+std::string transitions_text(const Report& r) {
+  std::string out = "\n" + title(r, "Error-state transitions, turn n -> n+1 (most frequent first)");
   for (const auto& g : r.groups) {
     std::vector<std::tuple<int64_t, int, int>> edges;
     for (int a = 0; a < kLabelCount; ++a)
@@ -225,66 +223,94 @@ std::string render_text(const Report& r, TextDetail detail) {
                           label_name(kAllLabels[static_cast<std::size_t>(b)]), n);
     out += wrap(group_name(r, g) + ": " + (line.empty() ? "none" : line), "  ");
   }
+  return out;
+}
 
-  out += "\n" + title(r, "Tokens per trajectory (cumulative per trajectory: median / mean over all trajectories of the group; total in parentheses)");
-  {
-    auto header = key_header(r);
-    header.back() = "All traj";
-    for (const char* h : {"Prompt", "Completion", "Reasoning", "Cached", "Total"}) header.push_back(h);
-    TextTable t(header, keys - 1);
-    for (const auto& g : r.groups) {
-      auto row = key_columns(r, g);
-      row.back() = std::to_string(g.metrics.tokens.trajectories);
-      const auto& s = g.metrics.tokens;
-      auto cell = [](const std::optional<double>& median, const std::optional<double>& mean, int64_t total) {
-        return format_optional(median, 0) + " / " + format_optional(mean, 0) + " (" + std::to_string(total) + ")";
-      };
-      row.push_back(cell(s.median_prompt, s.mean_prompt, s.total.prompt));
-      row.push_back(cell(s.median_completion, s.mean_completion, s.total.completion));
-      row.push_back(cell(s.median_reasoning, s.mean_reasoning, s.total.reasoning));
-      row.push_back(cell(s.median_cached, s.mean_cached, s.total.cached));
-      row.push_back(cell(s.median_total, s.mean_total, s.total.total()));
-      t.row(row);
-    }
-    out += t.str();
+// "median / mean (total)" of one token kind.
+std::string token_cell(const std::optional<double>& median, const std::optional<double>& mean, int64_t total) {
+  return format_optional(median, 0) + " / " + format_optional(mean, 0) + " (" + std::to_string(total) + ")";
+}
+
+std::string tokens_table_text(const Report& r) {
+  std::string out = "\n" + title(r, "Tokens per trajectory (cumulative per trajectory: median / mean over all trajectories of the group; total in parentheses)");
+  auto header = key_header(r);
+  const std::size_t keys = header.size();
+  header.back() = "All traj";
+  for (const char* h : {"Prompt", "Completion", "Reasoning", "Cached", "Total"}) header.push_back(h);
+  TextTable t(header, keys - 1);
+  for (const auto& g : r.groups) {
+    auto row = key_columns(r, g);
+    row.back() = std::to_string(g.metrics.tokens.trajectories);
+    const auto& s = g.metrics.tokens;
+    row.push_back(token_cell(s.median_prompt, s.mean_prompt, s.total.prompt));
+    row.push_back(token_cell(s.median_completion, s.mean_completion, s.total.completion));
+    row.push_back(token_cell(s.median_reasoning, s.mean_reasoning, s.total.reasoning));
+    row.push_back(token_cell(s.median_cached, s.mean_cached, s.total.cached));
+    row.push_back(token_cell(s.median_total, s.mean_total, s.total.total()));
+    t.row(row);
   }
+  return out + t.str();
+}
 
-  out += "\n" + title(r, "Reasoning tokens by turn (median [calls]; the paper's Figure 7)");
-  {
-    std::size_t turns = 0;
-    for (const auto& g : r.groups)
-      if (!g.metrics.reasoning.empty()) turns = std::max<std::size_t>(turns, static_cast<std::size_t>(g.metrics.reasoning.back().turn));
-    auto header = key_header(r);
-    for (std::size_t n = 1; n <= turns; ++n) header.push_back("T" + std::to_string(n));
-    TextTable t(header, keys - 1);
-    for (const auto& g : r.groups) {
-      auto row = key_columns(r, g);
-      std::vector<std::string> cells(turns, "-");
-      for (const auto& x : g.metrics.reasoning)
-        cells[static_cast<std::size_t>(x.turn - 1)] = format_number(x.median, 0) + " [" + std::to_string(x.calls) + "]";
-      row.insert(row.end(), cells.begin(), cells.end());
-      t.row(row);
-    }
-    out += t.str();
+std::string reasoning_table_text(const Report& r) {
+  std::string out = "\n" + title(r, "Reasoning tokens by turn (median [calls]; the paper's Figure 7)");
+  std::size_t turns = 0;
+  for (const auto& g : r.groups)
+    if (!g.metrics.reasoning.empty()) turns = std::max<std::size_t>(turns, static_cast<std::size_t>(g.metrics.reasoning.back().turn));
+  auto header = key_header(r);
+  const std::size_t keys = header.size();
+  for (std::size_t n = 1; n <= turns; ++n) header.push_back("T" + std::to_string(n));
+  TextTable t(header, keys - 1);
+  for (const auto& g : r.groups) {
+    auto row = key_columns(r, g);
+    std::vector<std::string> cells(turns, "-");
+    for (const auto& x : g.metrics.reasoning)
+      cells[static_cast<std::size_t>(x.turn - 1)] = format_number(x.median, 0) + " [" + std::to_string(x.calls) + "]";
+    row.insert(row.end(), cells.begin(), cells.end());
+    t.row(row);
   }
+  return out + t.str();
+}
 
-  if (!r.comparisons.empty()) {
-    out += "\n" + title(r, "Token ratio: median cumulative tokens per trajectory of the first run / of the other run");
-    TextTable t({"First", "Other", "Definition", "Prompt", "Completion", "Reasoning", "Cached", "Total"}, 3);
-    for (const auto& c : r.comparisons)
-      t.row({run_label(r, c.reference_run), run_label(r, c.run), c.definition, format_optional(c.ratio.prompt, 3),
-             format_optional(c.ratio.completion, 3), format_optional(c.ratio.reasoning, 3), format_optional(c.ratio.cached, 3),
-             format_optional(c.ratio.total, 3)});
-    out += t.str();
-  }
+std::string token_ratio_text(const Report& r) {
+  if (r.comparisons.empty()) return "";
+  std::string out = "\n" + title(r, "Token ratio: median cumulative tokens per trajectory of the first run / of the other run");
+  TextTable t({"First", "Other", "Definition", "Prompt", "Completion", "Reasoning", "Cached", "Total"}, 3);
+  for (const auto& c : r.comparisons)
+    t.row({run_label(r, c.reference_run), run_label(r, c.run), c.definition, format_optional(c.ratio.prompt, 3),
+           format_optional(c.ratio.completion, 3), format_optional(c.ratio.reasoning, 3), format_optional(c.ratio.cached, 3),
+           format_optional(c.ratio.total, 3)});
+  return out + t.str();
+}
 
-  out += notes_text(r, true);
-
-  out += "\nDefinitions\n";
+std::string definitions_text() {
+  std::string out = "\nDefinitions\n";
   for (const auto& d : metric_definitions()) out += wrap(d.name + ": " + d.text, "  ");
   out += "\nStatus -> turn label\n";
   for (const auto& m : label_mapping()) out += wrap(m.status + " -> " + m.label + (m.note.empty() ? "" : ": " + m.note), "  ");
   return out;
+}
+
+// --full: every table under the paper's, the strict and the unrestricted rule, then the rest.
+std::string full_text(const Report& r) {
+  std::string out = header_text(r) + title(r, "Runs") + runs_table(r) + provenance_text(r);
+  out += "\n" + wrap(protocol_note(r) + " Rows: the paper's rule (target-instr.: the target instructions executed, count > 0), "
+                                         "unrestricted (any correct turn), and the strict rule (tensor-core FLOP coverage). n/a: "
+                                         "T above the run's num_turns (not measured), or unknown; -: nothing to measure. Traj: "
+                                         "counted trajectories. Definitions at the end.",
+                      "");
+  const std::vector<InstructionRule> rules = {InstructionRule::paper, InstructionRule::unrestricted, InstructionRule::strict};
+  for (const auto& table : budget_tables()) out += "\n" + budget_table_text(r, table, rules, true);
+  out += wrap(strict_note(), "  ");
+  out += pass_table_text(r, rules) + language_table_text(r) + labels_table_text(r) + transitions_text(r) + tokens_table_text(r) +
+         reasoning_table_text(r) + token_ratio_text(r);
+  return out + notes_text(r, true) + definitions_text();
+}
+
+}  // namespace
+
+std::string render_text(const Report& r, TextDetail detail) {
+  return detail == TextDetail::paper ? paper_text(r) : full_text(r);
 }
 
 }  // namespace ptxbench::report

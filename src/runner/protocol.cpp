@@ -1,5 +1,6 @@
 #include "runner/protocol.h"
 
+#include "common/enum_names.h"
 #include "common/error.h"
 
 namespace ptxbench {
@@ -7,21 +8,11 @@ namespace {
 
 constexpr const char* kLib = "runner protocol";
 
-std::string kind_name(FailureKind k) {
-  switch (k) {
-    case FailureKind::call: return "call";
-    case FailureKind::setup: return "setup";
-    case FailureKind::infra: return "infra";
-  }
-  return "infra";
-}
+constexpr EnumName<FailureKind> kFailureKinds[] = {
+    {FailureKind::call, "call"}, {FailureKind::setup, "setup"}, {FailureKind::infra, "infra"}};
 
-FailureKind parse_kind(const std::string& s) {
-  if (s == "call") return FailureKind::call;
-  if (s == "setup") return FailureKind::setup;
-  if (s == "infra") return FailureKind::infra;
-  throw InputError(kLib, "unknown failure kind '" + s + "'");
-}
+constexpr EnumName<RunnerOp> kOps[] = {
+    {RunnerOp::setup, "setup"}, {RunnerOp::call, "call"}, {RunnerOp::spans, "spans"}, {RunnerOp::exit, "exit"}};
 
 template <class F>
 auto parsed(const char* what, F f) -> decltype(f()) {
@@ -36,21 +27,9 @@ auto parsed(const char* what, F f) -> decltype(f()) {
 
 }  // namespace
 
-std::string to_string(RunnerOp op) {
-  switch (op) {
-    case RunnerOp::setup: return "setup";
-    case RunnerOp::call: return "call";
-    case RunnerOp::spans: return "spans";
-    case RunnerOp::exit: return "exit";
-  }
-  return "exit";
-}
+std::string to_string(RunnerOp op) { return enum_name(kOps, op); }
 
-RunnerOp parse_runner_op(const std::string& s) {
-  for (RunnerOp op : {RunnerOp::setup, RunnerOp::call, RunnerOp::spans, RunnerOp::exit})
-    if (to_string(op) == s) return op;
-  throw InputError(kLib, "unknown op '" + s + "' (setup, call, spans, exit)");
-}
+RunnerOp parse_runner_op(const std::string& s) { return parse_enum(kOps, s, "op", kLib); }
 
 ordered_json to_json(const TensorSpec& s) {
   return {{"name", s.name}, {"dtype", dtype_name(s.dtype)}, {"shape", s.shape}, {"strides", s.strides},
@@ -173,7 +152,9 @@ RunnerRequest runner_request_from_json(const ordered_json& j) {
 ordered_json to_json(const RunnerReply& r) {
   ordered_json j = {{"ok", r.ok()}, {"seq", r.seq}};
   if (r.ready) j["ready"] = true;
-  if (r.failure) j["failure"] = {{"kind", kind_name(r.failure->kind)}, {"code", r.failure->code}, {"error", r.failure->error}};
+  if (r.failure)
+    j["failure"] = {{"kind", enum_name(kFailureKinds, r.failure->kind)}, {"code", r.failure->code},
+                    {"error", r.failure->error}};
   if (!r.violations.empty()) j["violations"] = r.violations;
   if (r.wall_us) j["wall_us"] = *r.wall_us;
   if (r.spans) {
@@ -194,8 +175,8 @@ RunnerReply runner_reply_from_json(const ordered_json& j) {
     r.ready = j.value("ready", false);
     if (j.contains("failure")) {
       const auto& f = j.at("failure");
-      r.failure = RunnerFailureInfo{parse_kind(f.at("kind").get<std::string>()), f.at("code").get<int>(),
-                                    f.at("error").get<std::string>()};
+      r.failure = RunnerFailureInfo{parse_enum(kFailureKinds, f.at("kind").get<std::string>(), "failure kind", kLib),
+                                    f.at("code").get<int>(), f.at("error").get<std::string>()};
     } else if (!j.at("ok").get<bool>()) {
       throw InputError(kLib, "a failed reply without its failure");
     }

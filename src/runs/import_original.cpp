@@ -221,6 +221,43 @@ struct RunRows {
   std::map<std::tuple<std::string, std::string, std::string, int64_t>, std::size_t> by_key;
 };
 
+// Group: run per (model, arch), trajectory per key, in the order the file first names them.
+std::vector<RunRows> group_rows(const std::vector<Row>& rows) {
+  std::vector<RunRows> runs;
+  std::map<std::pair<std::string, std::string>, std::size_t> run_at;
+  for (const Row& row : rows) {
+    auto [it, fresh] = run_at.try_emplace({row.model, row.arch}, runs.size());
+    if (fresh) runs.push_back({row.model, row.arch, {}, {}, {}});
+    RunRows& run = runs[it->second];
+    run.rows.push_back(&row);
+    auto key = std::make_tuple(row.key.definition, row.key.workload_uuid, row.key.prompt_tag, row.key.index);
+    auto [t, new_traj] = run.by_key.try_emplace(key, run.trajectories.size());
+    if (new_traj) run.trajectories.push_back({row.key, {}});
+    run.trajectories[t->second].rows.push_back(&row);
+  }
+  return runs;
+}
+
+// Sorts each trajectory's rows by turn and checks they are 0, 1, ..., n-1, each once. Returns the
+// run's turn budget: the most turns a trajectory has.
+int64_t order_turns(const std::string& csv_path, std::vector<TrajectoryRows>& trajectories) {
+  int64_t num_turns = 0;
+  for (auto& traj : trajectories) {
+    std::stable_sort(traj.rows.begin(), traj.rows.end(), [](const Row* a, const Row* b) { return a->turn < b->turn; });
+    for (std::size_t k = 0; k < traj.rows.size(); ++k) {
+      const Row& row = *traj.rows[k];
+      if (k > 0 && traj.rows[k - 1]->turn == row.turn)
+        fail(csv_path, row.line, "turn " + std::to_string(row.turn) + " of " + where(row) + " is also on line " +
+                                     std::to_string(traj.rows[k - 1]->line));
+      if (row.turn != static_cast<int64_t>(k))
+        fail(csv_path, row.line, "turn " + std::to_string(row.turn) + " of " + where(row) + " follows no turn " +
+                                     std::to_string(k) + " (the release counts turns from 0, with no gaps)");
+    }
+    num_turns = std::max<int64_t>(num_turns, static_cast<int64_t>(traj.rows.size()));
+  }
+  return num_turns;
+}
+
 std::string import_key(const std::string& sha256, const std::string& arch, const std::string& model) {
   // arch never holds '/', and the model comes last, so no two (arch, model) pairs share a key.
   return std::string(kSource) + "/" + sha256 + "/" + arch + "/" + model;
@@ -374,21 +411,7 @@ OriginalRelease read_original_csv(const std::string& csv_path) {
   for (std::size_t i = 1; i < records.size(); ++i) rows.push_back(reader.read(records[i]));
   release.rows = static_cast<int64_t>(rows.size());
 
-  // Group: run per (model, arch), trajectory per key, in the order the file first names them.
-  std::vector<RunRows> runs;
-  std::map<std::pair<std::string, std::string>, std::size_t> run_at;
-  for (const Row& row : rows) {
-    auto [it, fresh] = run_at.try_emplace({row.model, row.arch}, runs.size());
-    if (fresh) runs.push_back({row.model, row.arch, {}, {}, {}});
-    RunRows& run = runs[it->second];
-    run.rows.push_back(&row);
-    auto key = std::make_tuple(row.key.definition, row.key.workload_uuid, row.key.prompt_tag, row.key.index);
-    auto [t, new_traj] = run.by_key.try_emplace(key, run.trajectories.size());
-    if (new_traj) run.trajectories.push_back({row.key, {}});
-    run.trajectories[t->second].rows.push_back(&row);
-  }
-
-  for (RunRows& run : runs) {
+  for (RunRows& run : group_rows(rows)) {
     OriginalImportRun s;
     s.model = run.model;
     s.arch = run.arch;
@@ -396,22 +419,7 @@ OriginalRelease read_original_csv(const std::string& csv_path) {
     s.rows = static_cast<int64_t>(run.rows.size());
     s.trajectories = static_cast<int64_t>(run.trajectories.size());
     s.turns = s.rows;
-
-    // Each trajectory's turns must be 0, 1, ..., n-1, each once.
-    int64_t num_turns = 0;
-    for (auto& traj : run.trajectories) {
-      std::stable_sort(traj.rows.begin(), traj.rows.end(), [](const Row* a, const Row* b) { return a->turn < b->turn; });
-      for (std::size_t k = 0; k < traj.rows.size(); ++k) {
-        const Row& row = *traj.rows[k];
-        if (k > 0 && traj.rows[k - 1]->turn == row.turn)
-          fail(csv_path, row.line, "turn " + std::to_string(row.turn) + " of " + where(row) + " is also on line " +
-                                       std::to_string(traj.rows[k - 1]->line));
-        if (row.turn != static_cast<int64_t>(k))
-          fail(csv_path, row.line, "turn " + std::to_string(row.turn) + " of " + where(row) + " follows no turn " +
-                                       std::to_string(k) + " (the release counts turns from 0, with no gaps)");
-      }
-      num_turns = std::max<int64_t>(num_turns, static_cast<int64_t>(traj.rows.size()));
-    }
+    const int64_t num_turns = order_turns(csv_path, run.trajectories);
 
     ImportedRun out;
     out.origin = kOriginalOrigin;

@@ -15,6 +15,7 @@
 #include "common/error.h"
 #include "common/json_check.h"
 #include "runs/run_holder.h"
+#include "runs/run_status.h"
 #include "common/sqlite_db.h"
 #include "compile/triton_check.h"
 #include "verdict/verdict.h"
@@ -33,31 +34,6 @@ class RunHeldError : public InputError {
  public:
   explicit RunHeldError(const std::string& message) : InputError("run store", message) {}
 };
-
-/// A run's lifecycle (docs/agent.md, "Run lifecycle"). Stored: running, finished, failed (an error
-/// we caught stopped it; RunInfo::failure says which) and interrupted (what versions before schema
-/// 4 wrote for a run that ended with failed or unfinished trajectories). `crashed` is never
-/// stored: it is how a stored `running` run reads once the process that held it is gone.
-enum class RunStatus { running, finished, interrupted, failed, crashed };
-enum class TrajectoryStatus { running, stopped_early, finished, failed };
-
-/// How far a turn got. Each step is one transaction, taken in this order; a turn whose candidate
-/// could not be extracted goes from candidate_extracted straight to feedback_stored (or complete).
-enum class TurnStep {
-  model_call_started = 1,  ///< begin_turn: the model call may be in flight; nothing of it is stored
-  model_answered = 2,      ///< assistant message + usage stored
-  candidate_extracted = 3, ///< candidate source (and hash) stored, or the extraction error
-  evaluation_submitted = 4,///< the service task id is stored: re-attach to it, do not re-submit
-  verdict_stored = 5,      ///< verdict JSON, status, speedup, target-instruction flag stored
-  feedback_stored = 6,     ///< the feedback (user) message for the next turn stored
-  complete = 7,
-};
-
-std::string to_string(RunStatus s);
-std::string to_string(TrajectoryStatus s);
-std::string to_string(TurnStep s);
-std::optional<RunStatus> parse_run_status(const std::string& s);
-std::optional<TrajectoryStatus> parse_trajectory_status(const std::string& s);
 
 /// The turn status stored when no candidate could be extracted from the answer (not a verdict).
 inline constexpr const char* kExtractionErrorStatus = "EXTRACTION_ERROR";
@@ -231,20 +207,7 @@ struct TurnRow {
   double latency_s = 0.0;
 };
 
-/// What the turn loop should do next, from the stored state alone.
-enum class NextAction {
-  store_initial_messages,  ///< record_initial_messages (system + task)
-  next_turn,               ///< apply the stop rule / budget: finish_trajectory, or begin_turn(turn + 1)
-  call_model,              ///< (re)send the conversation (`messages`), then record_model_answer
-  extract_candidate,       ///< extract from last->answer, then record_candidate / record_extraction_error
-  submit_evaluation,       ///< submit last->candidate_source, then record_submission
-  await_verdict,           ///< wait for last->task_id (re-attach), then record_verdict
-  feedback_or_complete,    ///< record_feedback then complete_turn, or complete_turn(end) to stop
-  complete_turn,           ///< complete_turn
-  done,                    ///< the trajectory is no longer running
-};
-std::string to_string(NextAction a);
-
+/// Where a trajectory stands, read in one snapshot (RunStore::resume_point).
 struct ResumePoint {
   TrajectoryInfo trajectory;
   int64_t turn = 0;                     ///< the last turn begun; 0 when none
@@ -385,8 +348,8 @@ class RunStore {
                                 const std::string& origin, const std::string& gpu, const std::string& import_key,
                                 RunStatus status);
   void import_turn_locked(int64_t trajectory_id, const ImportedTurn& turn);
-  [[nodiscard]] std::optional<RunInfo> find_imported_locked(const std::string& import_key) const;
-  [[nodiscard]] std::optional<RunInfo> find_run_locked(const std::string& id) const;
+  /// The run; RunStoreError when unknown.
+  [[nodiscard]] RunInfo run_locked(const std::string& id) const;
   /// The calling process becomes the run's holder (inside the caller's transaction).
   void hold_locked(const std::string& id);
   void set_step(int64_t trajectory_id, int64_t turn, TurnStep step, const char* time_column);
@@ -394,9 +357,8 @@ class RunStore {
   void insert_message(int64_t trajectory_id, int64_t turn, const std::string& role, const std::string& content,
                       const char* kind, const std::string& reasoning = "");
   void finish_locked(int64_t trajectory_id, TrajectoryStatus status, const std::string& reason);
+  /// The trajectory; RunStoreError when unknown.
   [[nodiscard]] TrajectoryInfo trajectory_locked(int64_t trajectory_id) const;
-  [[nodiscard]] std::vector<StoredMessage> messages_locked(int64_t trajectory_id) const;
-  [[nodiscard]] std::vector<TurnRecord> turns_locked(int64_t trajectory_id, std::optional<int64_t> only) const;
 
   std::string m_path;
   mutable std::mutex m_mutex;

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "common/enum_names.h"
 #include "common/error.h"
 #include "common/fs.h"
 
@@ -21,6 +22,9 @@ namespace ptxbench {
 namespace {
 
 constexpr const char* kLib = "sandbox";
+
+constexpr EnumName<Enforcement> kEnforcements[] = {
+    {Enforcement::off, "off"}, {Enforcement::best_effort, "best_effort"}, {Enforcement::required, "required"}};
 
 // Failure codes of enter()/drop() (ChildSetup::describe turns them back into words).
 enum Code : int { kMountView = 1, kSetGroups = 2, kSetGid = 3, kSetUid = 4, kNoNewPrivs = 5, kCaps = 6 };
@@ -52,21 +56,9 @@ int drop_all_capabilities() noexcept {
 
 }  // namespace
 
-std::string to_string(Enforcement e) {
-  switch (e) {
-    case Enforcement::off: return "off";
-    case Enforcement::best_effort: return "best_effort";
-    case Enforcement::required: return "required";
-  }
-  return "?";
-}
+std::string to_string(Enforcement e) { return enum_name(kEnforcements, e); }
 
-Enforcement parse_enforcement(const std::string& s) {
-  if (s == "off") return Enforcement::off;
-  if (s == "best_effort") return Enforcement::best_effort;
-  if (s == "required") return Enforcement::required;
-  throw InputError(kLib, "sandbox enforcement must be off, best_effort or required, not '" + s + "'");
-}
+Enforcement parse_enforcement(const std::string& s) { return parse_enum(kEnforcements, s, "sandbox enforcement", kLib); }
 
 ordered_json to_json(const SandboxReport& r) {
   ordered_json j = {{"namespaces", r.namespaces}, {"filesystem_view", r.filesystem_view},

@@ -6,6 +6,28 @@
 namespace ptxbench {
 namespace {
 
+void parse_options(const ordered_json& o, const JsonChecker& check, const EvalRequestLimits& limits, EvalRequest& r) {
+  if (!o.is_object()) check.fail("options", "expected an object (seed, trials, sanitize, profile, time)");
+  check.only_fields(o, "options", {"seed", "trials", "sanitize", "profile", "time"});
+  if (o.contains("seed")) {
+    if (!o["seed"].is_number_unsigned()) check.fail("options.seed", "expected a non-negative integer");
+    r.seed = o["seed"].get<uint64_t>();
+  }
+  if (o.contains("trials")) {
+    if (!o["trials"].is_number_integer() || o["trials"].get<int64_t>() < 1 || o["trials"].get<int64_t>() > limits.max_trials)
+      check.fail("options.trials", "expected an integer from 1 to " + std::to_string(limits.max_trials));
+    r.trials = o["trials"].get<int>();
+  }
+  auto flag = [&](const char* key, bool& out) {
+    if (!o.contains(key)) return;
+    if (!o[key].is_boolean()) check.fail(std::string("options.") + key, "expected true or false");
+    out = o[key].get<bool>();
+  };
+  flag("sanitize", r.sanitize);
+  flag("profile", r.profile);
+  flag("time", r.measure_time);
+}
+
 EvalRequest parse(const ordered_json& j, const JsonChecker& check, const Catalog& catalog, const EvalRequestLimits& limits) {
   check.only_fields(j, "", {"definition", "workload", "source", "language", "solution", "options"});
   EvalRequest r;
@@ -53,27 +75,7 @@ EvalRequest parse(const ordered_json& j, const JsonChecker& check, const Catalog
   if (r.source.size() > limits.max_source_bytes)
     throw PayloadTooLarge("json", check.document() + ": source: " + std::to_string(r.source.size()) +
                                       " bytes; the limit is " + std::to_string(limits.max_source_bytes));
-  if (j.contains("options")) {
-    const auto& o = j["options"];
-    check.only_fields(o, "options", {"seed", "trials", "sanitize", "profile", "time"});
-    if (o.contains("seed")) {
-      if (!o["seed"].is_number_unsigned()) check.fail("options.seed", "expected a non-negative integer");
-      r.seed = o["seed"].get<uint64_t>();
-    }
-    if (o.contains("trials")) {
-      if (!o["trials"].is_number_integer() || o["trials"].get<int64_t>() < 1 || o["trials"].get<int64_t>() > limits.max_trials)
-        check.fail("options.trials", "expected an integer from 1 to " + std::to_string(limits.max_trials));
-      r.trials = o["trials"].get<int>();
-    }
-    auto flag = [&](const char* key, bool& out) {
-      if (!o.contains(key)) return;
-      if (!o[key].is_boolean()) check.fail(std::string("options.") + key, "expected true or false");
-      out = o[key].get<bool>();
-    };
-    flag("sanitize", r.sanitize);
-    flag("profile", r.profile);
-    flag("time", r.measure_time);
-  }
+  if (j.contains("options")) parse_options(j["options"], check, limits, r);
   return r;
 }
 
@@ -87,6 +89,10 @@ ordered_json EvalRequest::to_json() const {
   if (!workload.empty()) j["workload"] = workload;
   if (language != CandidateLanguage::cuda) j["language"] = ptxbench::to_string(language);
   return j;
+}
+
+void EvalRequest::set_options(const ordered_json& options, const std::string& document, const EvalRequestLimits& limits) {
+  parse_options(options, JsonChecker(document), limits, *this);
 }
 
 EvalOptions EvalRequest::apply(EvalOptions base) const {

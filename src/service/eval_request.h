@@ -37,6 +37,9 @@ struct EvalRequest {
   bool sanitize = true, profile = true, measure_time = true;
 
   [[nodiscard]] ordered_json to_json() const;
+  /// Sets the options an "options" object gives (seed, trials, sanitize, profile, time), read as
+  /// the service reads them: InputError naming the field, `document` naming where it came from.
+  void set_options(const ordered_json& options, const std::string& document = "options", const EvalRequestLimits& limits = {});
   /// Applies the request's options on top of the service's defaults.
   [[nodiscard]] EvalOptions apply(EvalOptions base) const;
 };

@@ -74,10 +74,7 @@ class GpuEvalBackend final : public EvalBackend {
     try {
       return m_evaluator.evaluate_source(r.definition, r.workload, r.source, r.apply(m_evaluator.options()), r.language);
     } catch (const std::exception& e) {
-      Verdict v;
-      v.status = Status::INFRA_ERROR;
-      v.message = std::string("evaluator failed: ") + e.what();
-      return v;
+      return infra_verdict(std::string("evaluator failed: ") + e.what());
     }
   }
 

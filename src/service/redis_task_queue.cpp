@@ -5,26 +5,10 @@
 #include <algorithm>
 
 #include "common/error.h"
-#include "verdict/verdict.h"
+#include "service/redis_keys.h"
 
 namespace ptxbench {
 namespace {
-
-// Keys, all under the prefix P (default "ptxbench"; one Redis may hold several queues):
-//   P:task:<id>      hash: request, state, verdict, status, attempts, worker, host, device, note,
-//                    client, peer, client_key, created_at, started_at, finished_at, entry, arch,
-//                    avoid_host, avoid_device, requeued_at
-//   P:tasks:<arch>   stream of {task: id}; its consumer group is named <arch>
-//   P:claim:<id>     "worker|attempt", TTL = the lease: who runs the task
-//   P:key:<key>      idempotency key -> id
-//   P:states         hash queued/running/done -> tasks held;  P:status  status -> done tasks held
-//   P:active         hash client -> queued + running tasks (quotas)
-//   P:done           zset id -> finished_at (retention)
-//   P:counters       hash "name|label" -> cumulative value (/metrics)
-//   P:health         hash "host/device" -> {state, detail, updated_at}
-//   P:beats          hash "host/worker" -> {host, worker, device, at}
-//   P:calibration    hash key -> canary µs
-// Scripts build keys from the prefix (ARGV[1]), so the queue needs a single Redis, not a cluster.
 
 std::string lua_buckets() {
   std::string bounds, labels;
@@ -237,20 +221,13 @@ std::string text(const std::map<std::string, std::string>& m, const std::string&
   return it == m.end() ? "" : it->second;
 }
 
-std::map<std::string, std::string> pairs(const RedisReply& r) {
-  std::map<std::string, std::string> out;
-  const auto& a = r.as_array();
-  for (std::size_t i = 0; i + 1 < a.size(); i += 2) out[a[i].as_string()] = a[i + 1].as_string();
-  return out;
-}
-
 TaskRecord task_from_hash(const std::string& id, const std::map<std::string, std::string>& h) {
   TaskRecord t;
   t.id = id;
   t.state = parse_task_state(text(h, "state"));
   t.request = ordered_json::parse(text(h, "request"));
-  if (auto v = text(h, "verdict"); !v.empty()) t.verdict = ordered_json::parse(v);
-  t.status = text(h, "status");
+  t.verdict = read_stored_verdict(id, text(h, "verdict"));
+  if (t.verdict) t.status = t.verdict->status;
   t.attempts = static_cast<int64_t>(number(h, "attempts"));
   t.worker = text(h, "worker");
   t.note = text(h, "note");
@@ -262,54 +239,21 @@ TaskRecord task_from_hash(const std::string& id, const std::map<std::string, std
   return t;
 }
 
-ordered_json gave_up_verdict(const std::string& message) {
-  return {{"schema", "ptxbench.verdict"}, {"schema_version", 1}, {"status", "INFRA_ERROR"}, {"message", message}};
-}
-
-RedisOptions connection_options(const QueueConfig& c) {
-  RedisOptions o = parse_redis_url(c.location);
-  if (!c.password_file.empty()) o.password = read_redis_password(c.password_file);
-  return o;
+// The verdict of a task given up after `attempts` claims, as the scripts store it.
+std::string gave_up_verdict(const std::string& why, int64_t attempts) {
+  return infra_verdict(why + "; gave up after " + std::to_string(attempts) + " attempts").to_json().dump();
 }
 
 }  // namespace
 
-std::string redis_url_parameter(const std::string& url, const std::string& name) {
-  auto q = url.find('?');
-  if (q == std::string::npos) return "";
-  std::string found;
-  std::string rest = url.substr(q + 1);
-  std::size_t at = 0;
-  while (at <= rest.size()) {
-    std::size_t amp = rest.find('&', at);
-    std::string item = rest.substr(at, amp == std::string::npos ? std::string::npos : amp - at);
-    if (!item.empty()) {
-      auto eq = item.find('=');
-      std::string k = item.substr(0, eq), v = eq == std::string::npos ? "" : item.substr(eq + 1);
-      if (k != "prefix") throw InputError("Redis", "queue URL '" + url + "': unknown parameter '" + k + "' (known: prefix)");
-      if (k == name) found = v;
-    }
-    if (amp == std::string::npos) break;
-    at = amp + 1;
-  }
-  return found;
-}
-
 RedisTaskQueue::RedisTaskQueue(const QueueConfig& config)
     : m_config(config),
-      m_prefix([&] {
-        std::string p = redis_url_parameter(config.location, "prefix");
-        if (p.empty()) p = "ptxbench";
-        if (!std::all_of(p.begin(), p.end(), [](unsigned char ch) { return std::isalnum(ch) || ch == '_' || ch == '-' || ch == '.'; }))
-          throw InputError("Redis", "queue prefix '" + p + "' must be letters, digits, '_', '-' or '.'");
-        return p;
-      }()),
-      m_host(config.host.empty() ? local_host_name() : config.host),
-      m_client(connection_options(config)),
+      m_prefix(redis_key_prefix(config)),
+      m_host(redis_host_name(config)),
+      m_client(redis_connection_options(config)),
       m_stream(m_client, m_prefix + ":tasks:" + config.arch, config.arch) {
   if (m_config.arch.empty() || m_config.arch.find_first_of(": /") != std::string::npos)
     throw InputError("queue", "GPU arch '" + m_config.arch + "' is not a plain name like sm_90a");
-  if (m_host.find('/') != std::string::npos) throw InputError("queue", "host name '" + m_host + "' must not contain '/'");
   m_stream.ensure_group();
 }
 
@@ -364,24 +308,19 @@ std::pair<bool, bool> RedisTaskQueue::elsewhere_healthy(int device) {
   double t = now();
   std::map<std::string, double> alive;       // "host/device" -> latest sign of life
   std::map<std::string, double> gone_after;  // "host/device" -> its workers' lease
-  for (auto& [who, json] : pairs(m_client.command({"HGETALL", m_prefix + ":beats"}))) {
-    ordered_json b = ordered_json::parse(json, nullptr, false);
-    if (b.is_discarded()) continue;
-    std::string gpu = b.value("host", "") + "/" + std::to_string(b.value("device", -1));
-    alive[gpu] = std::max(alive[gpu], b.value("at", 0.0));
-    double lease = b.value("gone_after", m_config.gone_after_s);
-    gone_after[gpu] = gone_after.count(gpu) ? std::max(gone_after[gpu], lease) : lease;
+  for (const auto& b : read_beats(m_client, m_prefix, m_config.gone_after_s)) {
+    std::string gpu = b.host + "/" + std::to_string(b.device);
+    alive[gpu] = std::max(alive[gpu], b.at);
+    gone_after[gpu] = gone_after.count(gpu) ? std::max(gone_after[gpu], b.gone_after) : b.gone_after;
   }
   bool other_host = false, other_device = false;
-  for (auto& [gpu, json] : pairs(m_client.command({"HGETALL", m_prefix + ":health"}))) {
-    ordered_json h = ordered_json::parse(json, nullptr, false);
-    if (h.is_discarded() || h.value("state", "") != "healthy") continue;
-    double last = std::max(alive[gpu], h.value("updated_at", 0.0));
+  for (const auto& [gpu, h] : read_health(m_client, m_prefix)) {
+    if (h.record.state != "healthy") continue;
+    double last = std::max(alive[gpu], h.record.updated_at);
     auto limit = gone_after.find(gpu);
     if (t - last > (limit != gone_after.end() ? limit->second : m_config.gone_after_s)) continue;
-    bool same_host = h.value("host", "") == m_host;
-    if (!same_host) other_host = true;
-    else if (h.value("device", -1) != device) other_device = true;
+    if (h.host != m_host) other_host = true;
+    else if (h.device != device) other_device = true;
   }
   return {other_host, other_device};
 }
@@ -389,15 +328,14 @@ std::pair<bool, bool> RedisTaskQueue::elsewhere_healthy(int device) {
 std::optional<Claim> RedisTaskQueue::try_claim(const std::string& entry, const std::string& who, double lease_s, int device,
                                                double avoid_window_s, std::pair<bool, bool> elsewhere) {
   auto [other_host, other_device] = elsewhere;
-  ordered_json gave_up = gave_up_verdict("its workers were lost " + std::to_string(m_config.max_attempts) +
-                                         " times (killed, or their host gone); gave up after " +
-                                         std::to_string(m_config.max_attempts) + " attempts");
+  const std::string lost = "its workers were lost " + std::to_string(m_config.max_attempts) + " times (killed, or their host gone)";
+  const std::string gave_up = gave_up_verdict(lost, m_config.max_attempts);
   RedisReply r = script(kClaim, {entry, who, m_host, std::to_string(device), seconds_text(now()),
                                  std::to_string(lease_ms(lease_s)), seconds_text(avoid_window_s), other_host ? "1" : "0",
-                                 other_device ? "1" : "0", std::to_string(m_config.max_attempts), m_config.arch, gave_up.dump()});
+                                 other_device ? "1" : "0", std::to_string(m_config.max_attempts), m_config.arch, gave_up});
   const auto& a = r.as_array();
   if (a.at(0).as_string() != "claimed") return std::nullopt;
-  TaskRecord t = task_from_hash(a.at(1).as_string(), pairs(a.at(2)));
+  TaskRecord t = task_from_hash(a.at(1).as_string(), redis_hash_pairs(a.at(2)));
   return Claim{t, who, t.attempts, device};
 }
 
@@ -426,18 +364,14 @@ bool RedisTaskQueue::heartbeat(const Claim& c, double lease_s) {
   return script(kHeartbeat, {c.task.id, c.worker, std::to_string(c.token), std::to_string(lease_ms(lease_s))}).as_integer() == 1;
 }
 
-bool RedisTaskQueue::complete(const Claim& c, const ordered_json& verdict) {
-  const std::string status = to_string(Verdict::from_json(verdict).status);  // a malformed one is an InputError
-  return script(kComplete, {c.task.id, c.worker, std::to_string(c.token), verdict.dump(), status, seconds_text(now())})
+bool RedisTaskQueue::complete(const Claim& c, const Verdict& verdict) {
+  return script(kComplete, {c.task.id, c.worker, std::to_string(c.token), verdict.to_json().dump(), to_string(verdict.status),
+                            seconds_text(now())})
              .as_integer() == 1;
 }
 
-bool RedisTaskQueue::requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const ordered_json& final_verdict) {
-  if (c.token >= max_attempts) {
-    ordered_json v = final_verdict;
-    if (!v.contains("status")) v["status"] = "INFRA_ERROR";
-    return complete(c, v);
-  }
+bool RedisTaskQueue::requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const Verdict& final_verdict) {
+  if (c.token >= max_attempts) return complete(c, final_verdict);
   return script(kRequeue, {c.task.id, c.worker, std::to_string(c.token), reason, seconds_text(now())}).as_integer() == 1;
 }
 
@@ -453,7 +387,7 @@ int64_t RedisTaskQueue::recover_all_running(const std::string&) { return 0; }
 
 int64_t RedisTaskQueue::recover_worker(const std::string& worker, const std::string& reason, int64_t max_attempts) {
   const std::string who = consumer(worker);
-  std::string gave_up = gave_up_verdict(reason + "; gave up after " + std::to_string(max_attempts) + " attempts").dump();
+  const std::string gave_up = gave_up_verdict(reason, max_attempts);
   int64_t n = 0;
   for (const auto& p : m_stream.pending_entries(1000, who))
     n += script(kRecover, {p.id, m_config.arch, "worker", who, reason, seconds_text(now()), std::to_string(max_attempts), gave_up})
@@ -463,7 +397,7 @@ int64_t RedisTaskQueue::recover_worker(const std::string& worker, const std::str
 
 QueueCounters RedisTaskQueue::counters() {
   QueueCounters c;
-  for (auto& [key, value_text] : pairs(m_client.command({"HGETALL", m_prefix + ":counters"}))) {
+  for (auto& [key, value_text] : redis_hash_pairs(m_client.command({"HGETALL", m_prefix + ":counters"}))) {
     auto bar = key.find('|');
     if (bar == std::string::npos) continue;
     add_counter_value(c, key.substr(0, bar), key.substr(bar + 1), std::stod(value_text));
@@ -471,82 +405,21 @@ QueueCounters RedisTaskQueue::counters() {
   return c;
 }
 
-void RedisTaskQueue::record_health(int device, const std::string& state, const ordered_json& detail) {
-  ordered_json h = {{"host", m_host}, {"device", device}, {"state", state}, {"detail", detail}, {"updated_at", now()}};
-  m_client.command({"HSET", m_prefix + ":health", m_host + "/" + std::to_string(device), h.dump()});
-}
-
-void RedisTaskQueue::clear_health() {
-  std::vector<std::string> argv = {"HDEL", m_prefix + ":health"};
-  RedisReply fields = m_client.command({"HKEYS", m_prefix + ":health"});  // named: a range-for over a temporary's member dangles
-  for (const auto& f : fields.as_array())
-    if (f.as_string().rfind(m_host + "/", 0) == 0) argv.push_back(f.as_string());
-  if (argv.size() > 2) m_client.command(argv);
-}
-
-std::map<int, ordered_json> RedisTaskQueue::health_records() {
-  std::map<int, ordered_json> out;
-  for (auto& [gpu, json] : pairs(m_client.command({"HGETALL", m_prefix + ":health"}))) {
-    ordered_json h = ordered_json::parse(json, nullptr, false);
-    if (h.is_discarded() || h.value("host", "") != m_host) continue;
-    out[h.value("device", -1)] = {{"state", h["state"]}, {"detail", h["detail"]}, {"updated_at", h["updated_at"]}};
-  }
-  return out;
-}
-
-std::vector<WorkerRecord> RedisTaskQueue::worker_records() {
-  std::map<std::string, ordered_json> health;
-  for (auto& [gpu, json] : pairs(m_client.command({"HGETALL", m_prefix + ":health"})))
-    health[gpu] = ordered_json::parse(json, nullptr, false);
-  std::vector<WorkerRecord> out;
-  double t = now();
-  for (auto& [who, json] : pairs(m_client.command({"HGETALL", m_prefix + ":beats"}))) {
-    ordered_json b = ordered_json::parse(json, nullptr, false);
-    if (b.is_discarded()) continue;
-    WorkerRecord w;
-    w.host = b.value("host", "");
-    w.worker = who;
-    w.device = b.value("device", -1);
-    w.last_heartbeat = b.value("at", 0.0);
-    auto h = health.find(w.host + "/" + std::to_string(w.device));
-    if (h != health.end() && !h->second.is_discarded()) {
-      w.state = h->second.value("state", "unknown");
-      w.detail = h->second.value("detail", ordered_json::object());
-    } else {
-      w.state = "unknown";
-    }
-    if (t - w.last_heartbeat > b.value("gone_after", m_config.gone_after_s)) w.state = "gone";
-    out.push_back(std::move(w));
-  }
-  std::sort(out.begin(), out.end(), [](const WorkerRecord& a, const WorkerRecord& b) { return a.worker < b.worker; });
-  return out;
-}
-
-std::optional<double> RedisTaskQueue::calibration(const std::string& key) {
-  RedisReply r = m_client.command({"HGET", m_prefix + ":calibration", key});
-  if (r.is_nil()) return std::nullopt;
-  return std::stod(r.as_string());
-}
-
-void RedisTaskQueue::set_calibration(const std::string& key, double us) {
-  m_client.command({"HSET", m_prefix + ":calibration", key, fmt::format("{:.17g}", us)});
-}
-
 std::optional<TaskRecord> RedisTaskQueue::get(const std::string& id) {
-  auto h = pairs(m_client.command({"HGETALL", m_prefix + ":task:" + id}));
+  auto h = redis_hash_pairs(m_client.command({"HGETALL", m_prefix + ":task:" + id}));
   if (h.empty() || !h.count("request")) return std::nullopt;
   return task_from_hash(id, h);
 }
 
 std::map<std::string, int64_t> RedisTaskQueue::state_counts() {
   std::map<std::string, int64_t> out = {{"queued", 0}, {"running", 0}, {"done", 0}};
-  for (auto& [state, n] : pairs(m_client.command({"HGETALL", m_prefix + ":states"}))) out[state] = std::stoll(n);
+  for (auto& [state, n] : redis_hash_pairs(m_client.command({"HGETALL", m_prefix + ":states"}))) out[state] = std::stoll(n);
   return out;
 }
 
 std::map<std::string, int64_t> RedisTaskQueue::status_counts() {
   std::map<std::string, int64_t> out;
-  for (auto& [status, n] : pairs(m_client.command({"HGETALL", m_prefix + ":status"})))
+  for (auto& [status, n] : redis_hash_pairs(m_client.command({"HGETALL", m_prefix + ":status"})))
     if (std::stoll(n) > 0) out[status] = std::stoll(n);
   return out;
 }

@@ -8,7 +8,7 @@
 // - a task that failed on a host goes to another host first (avoid window), then to another GPU of
 //   the same host, then anywhere;
 // - with AOF (appendfsync always) a restart of Redis or of any service loses no accepted task.
-// Key layout, Redis settings relied on and the reasoning: docs/service.md, "Many hosts".
+// Key layout: redis_keys.h; Redis settings relied on and the reasoning: docs/service.md, "Many hosts".
 #pragma once
 
 #include <chrono>
@@ -31,19 +31,12 @@ class RedisTaskQueue final : public TaskQueue {
                         const AdmissionLimits& limits = {}) override;
   std::optional<Claim> claim(const std::string& worker, double lease_s, int device = -1, double avoid_window_s = 0) override;
   bool heartbeat(const Claim& c, double lease_s) override;
-  bool complete(const Claim& c, const ordered_json& verdict) override;
-  bool requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const ordered_json& final_verdict) override;
+  bool complete(const Claim& c, const Verdict& verdict) override;
+  bool requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const Verdict& final_verdict) override;
   int64_t recover_expired() override;
   int64_t recover_all_running(const std::string& reason) override;
   int64_t recover_worker(const std::string& worker, const std::string& reason, int64_t max_attempts) override;
   [[nodiscard]] QueueCounters counters() override;
-
-  void record_health(int device, const std::string& state, const ordered_json& detail) override;
-  void clear_health() override;
-  [[nodiscard]] std::map<int, ordered_json> health_records() override;
-  [[nodiscard]] std::vector<WorkerRecord> worker_records() override;
-  [[nodiscard]] std::optional<double> calibration(const std::string& key) override;
-  void set_calibration(const std::string& key, double us) override;
 
   [[nodiscard]] std::optional<TaskRecord> get(const std::string& id) override;
   [[nodiscard]] std::map<std::string, int64_t> state_counts() override;
@@ -58,7 +51,8 @@ class RedisTaskQueue final : public TaskQueue {
   /// Runs one of the queue's scripts with the prefix as ARGV[1] and `args` after it: by its SHA1
   /// (EVALSHA), loaded once per connection's server and again after a NOSCRIPT (Redis restarted).
   RedisReply script(const char* body, const std::vector<std::string>& args);
-  /// Records that `worker` (on `device`) is alive; at most once a second per worker.
+  /// Records that `worker` (on `device`) is alive (P:beats, read by the host registry too); at
+  /// most once a second per worker.
   void beat(const std::string& consumer, int device);
   /// Whether a healthy, live GPU exists on another host / on this host other than `device`.
   std::pair<bool, bool> elsewhere_healthy(int device);
@@ -73,9 +67,5 @@ class RedisTaskQueue final : public TaskQueue {
   std::map<std::string, std::chrono::steady_clock::time_point> m_last_beat;
   std::map<const char*, std::string> m_script_sha;  ///< script body (its constant) -> SCRIPT LOAD's SHA1
 };
-
-/// "redis://...?prefix=NAME&x=y" → the value of one query parameter ("" when absent); InputError
-/// for a parameter other than the ones known (prefix).
-std::string redis_url_parameter(const std::string& url, const std::string& name);
 
 }  // namespace ptxbench

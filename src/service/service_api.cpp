@@ -54,6 +54,20 @@ bool valid_client_name(const std::string& name) {
 
 bool is_submission(const HttpRequest& r) { return r.path == "/v1/evaluations" && r.method == "POST"; }
 
+// This thread's connection of kind T, opened again when the location changes (a process may run
+// several services, as the tests do).
+template <class T>
+T& thread_connection(const QueueConfig& config, std::unique_ptr<T> (*open)(const QueueConfig&)) {
+  thread_local std::unique_ptr<T> c;
+  thread_local std::string location;
+  if (!c || location != config.location) {
+    c.reset();
+    c = open(config);
+    location = config.location;
+  }
+  return *c;
+}
+
 }  // namespace
 
 /// One line of the submission log: who (client, peer), what (definition, source hash), the task
@@ -86,9 +100,9 @@ ordered_json task_json(const TaskRecord& t) {
     j["started_at"] = t.started_at;  // the last claim: started_at - created_at is the time queued
   }
   if (t.state == TaskState::done) {
-    j["status"] = t.status;
+    j["status"] = t.status ? to_string(*t.status) : "";
     j["finished_at"] = t.finished_at;
-    j["verdict"] = t.verdict ? *t.verdict : ordered_json(nullptr);
+    j["verdict"] = t.verdict ? t.verdict->to_json() : ordered_json(nullptr);
   }
   return j;
 }
@@ -97,16 +111,9 @@ ServiceApi::ServiceApi(const Catalog& catalog, QueueConfig queue, ServiceApiOpti
                        std::function<ordered_json()> gpu_status)
     : m_catalog(catalog), m_queue(std::move(queue)), m_options(std::move(options)), m_gpu_status(std::move(gpu_status)) {}
 
-TaskQueue& ServiceApi::queue() {
-  thread_local std::unique_ptr<TaskQueue> q;
-  thread_local std::string for_queue;
-  if (!q || for_queue != m_queue.location) {
-    q.reset();
-    q = open_task_queue(m_queue);
-    for_queue = m_queue.location;
-  }
-  return *q;
-}
+TaskQueue& ServiceApi::queue() { return thread_connection(m_queue, &open_task_queue); }
+
+HostRegistry& ServiceApi::registry() { return thread_connection(m_queue, &open_host_registry); }
 
 HttpResponse ServiceApi::handle(const HttpRequest& r) {
   try {
@@ -260,15 +267,15 @@ HttpResponse ServiceApi::definitions() const {
 
 HttpResponse ServiceApi::health() {
   ordered_json gpus = m_gpu_status ? m_gpu_status() : ordered_json::array();
-  auto checks = queue().health_records();
+  auto checks = registry().health_records();
   for (auto& g : gpus)
-    if (auto it = checks.find(g.value("device", -1)); it != checks.end()) g["last_check"] = it->second;
+    if (auto it = checks.find(g.value("device", -1)); it != checks.end()) g["last_check"] = it->second.to_json();
   bool any_up = false;
   for (const auto& g : gpus) any_up = any_up || g.value("state", "") == "running";
-  // Every host's workers as the queue last heard of them (one host with SQLite).
+  // Every host's workers as the host registry last heard of them (one host with SQLite).
   ordered_json workers = ordered_json::array();
   double t = TaskQueue::now();
-  for (const auto& w : queue().worker_records()) {
+  for (const auto& w : registry().worker_records()) {
     workers.push_back({{"host", w.host},
                        {"worker", w.worker},
                        {"device", w.device},

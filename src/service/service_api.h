@@ -17,6 +17,7 @@
 
 #include "definitions/catalog.h"
 #include "service/eval_request.h"
+#include "service/host_registry.h"
 #include "service/http_server.h"
 #include "service/task_queue.h"
 
@@ -54,7 +55,8 @@ class ServiceApi {
   HttpResponse definitions() const;
   HttpResponse health();
   HttpResponse metrics();
-  TaskQueue& queue();  ///< one connection per handler thread
+  TaskQueue& queue();        ///< one connection per handler thread
+  HostRegistry& registry();  ///< one connection per handler thread
 
   const Catalog& m_catalog;
   QueueConfig m_queue;

@@ -125,7 +125,11 @@ void ServiceClient::check_access(const HttpResult& r) const {
                                     "): check --token-file or $" + kTokenEnv);
 }
 
-std::string ServiceClient::submit(const ordered_json& body, const std::string& idempotency_key) const {
+std::string ServiceClient::submit(const EvalRequest& request, const std::string& idempotency_key) const {
+  return submit_body(request.to_json(), idempotency_key);
+}
+
+std::string ServiceClient::submit_body(const ordered_json& body, const std::string& idempotency_key) const {
   std::vector<std::string> headers;
   if (!idempotency_key.empty()) headers.push_back("Idempotency-Key: " + idempotency_key);
   auto give_up = std::chrono::steady_clock::now() + std::chrono::duration<double>(m_options.busy_wait_s);
@@ -156,13 +160,13 @@ ordered_json ServiceClient::get(const std::string& id, double wait_s) const {
   return ordered_json::parse(r.body);
 }
 
-ordered_json ServiceClient::wait_done(const std::string& id, double timeout_s) const {
+FinishedEvaluation ServiceClient::wait_done(const std::string& id, double timeout_s) const {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   for (;;) {
     double left = std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) throw Error("service", "evaluation " + id + " not done within " + std::to_string(timeout_s) + " s");
     ordered_json t = get(id, std::min(left, 30.0));
-    if (t.value("state", "") == "done") return t;
+    if (t.value("state", "") == "done") return read_finished_task(t);
   }
 }
 
@@ -170,12 +174,32 @@ bool ServiceClient::forgot(const std::string& id) const {
   return request("GET", "/v1/evaluations/" + id, "", 30).status == 404;
 }
 
-ordered_json ServiceClient::verdict_document(const ordered_json& task) {
-  if (task.contains("verdict") && task["verdict"].is_object()) return task["verdict"];
+FinishedEvaluation read_finished_task(const ordered_json& task) {
+  FinishedEvaluation f;
+  f.id = task.value("id", "");
+  f.task = task;
+  f.status = parse_status(task.value("status", "INFRA_ERROR")).value_or(Status::INFRA_ERROR);
+  if (!task.contains("verdict") || !task["verdict"].is_object()) {
+    f.problem = "the evaluation service returned no verdict";
+    return f;
+  }
+  try {
+    f.verdict = Verdict::from_json(task["verdict"]);
+    f.status = f.verdict->status;
+  } catch (const InputError& e) {
+    // Ours, not the kernel's: INFRA_ERROR, and the candidate is evaluated again.
+    f.status = Status::INFRA_ERROR;
+    f.problem = std::string("the evaluation service's verdict is unreadable: ") + e.what();
+  }
+  return f;
+}
+
+Verdict FinishedEvaluation::verdict_or_bare() const {
+  if (verdict) return *verdict;
   Verdict bare;
-  bare.status = parse_status(task.value("status", "INFRA_ERROR")).value_or(Status::INFRA_ERROR);
-  bare.message = "the evaluation service returned no verdict";
-  return bare.to_json();
+  bare.status = status;
+  bare.message = problem;
+  return bare;
 }
 
 void ServiceClient::require_definitions(const std::vector<std::string>& wanted, const std::string& who) const {

@@ -11,6 +11,8 @@
 
 #include "common/error.h"
 #include "common/json_check.h"
+#include "service/eval_request.h"
+#include "verdict/verdict.h"
 
 namespace ptxbench {
 
@@ -45,6 +47,23 @@ struct ServiceClientOptions {
 /// service names the client by its address).
 ServiceClientOptions service_client_options(const std::string& token_file);
 
+/// A finished evaluation as the service answered it.
+struct FinishedEvaluation {
+  std::string id;
+  Status status = Status::INFRA_ERROR;  ///< the verdict's status (the task's, when it has no verdict)
+  /// The verdict; unset when the task finished without one or with one this build cannot read
+  /// (`problem` says which).
+  std::optional<Verdict> verdict;
+  std::string problem;
+  ordered_json task;  ///< the service's task document (worker, attempts, times), for logs and tests
+
+  /// The verdict, or a bare one of `status` saying why there is none.
+  [[nodiscard]] Verdict verdict_or_bare() const;
+};
+
+/// A done task's document read: its verdict parsed (Verdict::from_json), its status typed.
+FinishedEvaluation read_finished_task(const ordered_json& task);
+
 class ServiceClient {
  public:
   /// `base_url` like "http://127.0.0.1:8742".
@@ -58,17 +77,17 @@ class ServiceClient {
   /// with the server's message; 429/503 with Retry-After are waited out for up to busy_wait_s,
   /// then ServiceBusy. With an idempotency key, resending the same request (after a lost answer)
   /// returns the same id.
-  std::string submit(const ordered_json& body, const std::string& idempotency_key = "") const;
+  std::string submit(const EvalRequest& request, const std::string& idempotency_key = "") const;
+  /// submit() of a request body as given: a FlashInfer-Bench Solution ("solution"), or a body
+  /// the service should refuse (tests of its validation).
+  std::string submit_body(const ordered_json& body, const std::string& idempotency_key = "") const;
   /// GET /v1/evaluations/{id}?wait=...: the task JSON (state, and the verdict once done).
   ordered_json get(const std::string& id, double wait_s = 0) const;
   /// Long-polls until the task is done or `timeout_s` passes (then throws Error).
-  ordered_json wait_done(const std::string& id, double timeout_s) const;
+  FinishedEvaluation wait_done(const std::string& id, double timeout_s) const;
   /// Whether the service no longer knows task `id` (404: expired from its queue, a new queue): the
   /// caller submits its request again. Other answers are false; an unreachable service throws.
   bool forgot(const std::string& id) const;
-  /// The verdict document of a done task; a task finished without one (only its status) gets a
-  /// bare verdict of that status saying so.
-  static ordered_json verdict_document(const ordered_json& task);
   /// GET /v1/definitions: the definitions the service knows.
   ordered_json definitions() const;
   /// Fails before any work when the service is away, refuses our token (AccessDenied, as is) or

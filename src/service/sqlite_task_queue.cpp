@@ -3,11 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <chrono>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/error.h"
-#include "verdict/verdict.h"
+#include "service/sqlite_host_registry.h"
 
 namespace ptxbench {
 namespace {
@@ -19,9 +19,6 @@ constexpr int kSchemaVersion = 4;
 
 using namespace queue_counter;
 
-// A task taken back from a failed claim remembers the GPU it failed on (its first ? is now).
-const char* kAvoidThisDevice = "avoid_device = device, requeued_at = ?";
-
 const char* kColumns =
     "id, state, request, verdict, status, attempts, worker, note, created_at, started_at, finished_at, client, peer";
 
@@ -30,8 +27,8 @@ TaskRecord read_row(SqliteStatement& st) {
   t.id = st.text(0);
   t.state = parse_task_state(st.text(1));
   t.request = ordered_json::parse(st.text(2));
-  if (auto v = st.optional_text(3)) t.verdict = ordered_json::parse(*v);
-  t.status = st.text(4);
+  t.verdict = read_stored_verdict(t.id, st.optional_text(3).value_or(""));
+  if (t.verdict) t.status = t.verdict->status;
   t.attempts = st.integer(5);
   t.worker = st.text(6);
   t.note = st.text(7);
@@ -45,8 +42,7 @@ TaskRecord read_row(SqliteStatement& st) {
 
 }  // namespace
 
-SqliteTaskQueue::SqliteTaskQueue(const std::string& path, std::string host)
-    : m_db(path), m_host(host.empty() ? local_host_name() : std::move(host)) {
+SqliteTaskQueue::SqliteTaskQueue(const std::string& path) : m_db(path) {
   SqliteTransaction tx(m_db);
   auto version = m_db.prepare("PRAGMA user_version");
   version.step();
@@ -87,9 +83,7 @@ SqliteTaskQueue::SqliteTaskQueue(const std::string& path, std::string host)
   if (v != kSchemaVersion)
     throw Error("queue", "database schema version " + std::to_string(v) + " is not " + std::to_string(kSchemaVersion) +
                              " (a queue written by a newer ptxbench?)");
-  m_db.exec("CREATE TABLE IF NOT EXISTS gpu_health (device INTEGER PRIMARY KEY, state TEXT NOT NULL, detail TEXT NOT NULL, "
-            "updated_at REAL NOT NULL)");
-  m_db.exec("CREATE TABLE IF NOT EXISTS calibration (key TEXT PRIMARY KEY, canary_us REAL NOT NULL, created_at REAL NOT NULL)");
+  SqliteHostRegistry::create_tables(m_db);  // the claim's avoid window reads gpu_health
   tx.commit();
 }
 
@@ -170,44 +164,21 @@ bool SqliteTaskQueue::heartbeat(const Claim& c, double lease_s) {
   return m_db.changes() == 1;
 }
 
-bool SqliteTaskQueue::complete(const Claim& c, const ordered_json& verdict) {
+bool SqliteTaskQueue::complete(const Claim& c, const Verdict& verdict) {
   SqliteTransaction tx(m_db);
-  const std::string status = to_string(Verdict::from_json(verdict).status);  // a malformed one is an InputError
-  double t_now = now();
-  m_db.prepare("UPDATE tasks SET state = 'done', verdict = ?, status = ?, finished_at = ? "
-               "WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")
-      .bind(1, verdict.dump())
-      .bind(2, status)
-      .bind(3, t_now)
-      .bind(4, c.task.id)
-      .bind(5, c.worker)
-      .bind(6, c.token)
-      .run();
-  if (m_db.changes() != 1) return false;
-  auto started = m_db.prepare("SELECT started_at FROM tasks WHERE id = ?");
-  started.bind(1, c.task.id);
-  started.step();
-  count_finished(status, t_now - started.real(0));
+  if (finish_where(verdict, std::nullopt, "id = ?5 AND worker = ?6 AND attempts = ?7",
+                   [&](SqliteStatement& st) { st.bind(5, c.task.id).bind(6, c.worker).bind(7, c.token); }) != 1)
+    return false;
   tx.commit();
   return true;
 }
 
-bool SqliteTaskQueue::requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const ordered_json& final_verdict) {
-  if (c.token >= max_attempts) {
-    ordered_json v = final_verdict;
-    if (!v.contains("status")) v["status"] = "INFRA_ERROR";
-    return complete(c, v);
-  }
+bool SqliteTaskQueue::requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const Verdict& final_verdict) {
+  if (c.token >= max_attempts) return complete(c, final_verdict);
   SqliteTransaction tx(m_db);
-  m_db.prepare(std::string("UPDATE tasks SET state = 'queued', note = ?, lease_until = 0, ") + kAvoidThisDevice +
-               " WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")
-      .bind(1, reason)
-      .bind(2, now())
-      .bind(3, c.task.id)
-      .bind(4, c.worker)
-      .bind(5, c.token)
-      .run();
-  if (m_db.changes() != 1) return false;
+  if (send_back(reason, "id = ?3 AND worker = ?4 AND attempts = ?5",
+                [&](SqliteStatement& st) { st.bind(3, c.task.id).bind(4, c.worker).bind(5, c.token); }) != 1)
+    return false;
   add_counter(kRequeues, "infra_error", 1);
   tx.commit();
   return true;
@@ -215,13 +186,7 @@ bool SqliteTaskQueue::requeue(const Claim& c, const std::string& reason, int64_t
 
 int64_t SqliteTaskQueue::recover_expired() {
   SqliteTransaction tx(m_db);
-  double t_now = now();
-  m_db.prepare(std::string("UPDATE tasks SET state = 'queued', note = 'lease expired (worker lost)', ") + kAvoidThisDevice +
-               " WHERE state = 'running' AND lease_until < ?")
-      .bind(1, t_now)
-      .bind(2, t_now)
-      .run();
-  int64_t n = m_db.changes();
+  int64_t n = send_back("lease expired (worker lost)", "lease_until < ?2", [](SqliteStatement&) {});
   if (n > 0) add_counter(kRequeues, "lease_expired", static_cast<double>(n));
   tx.commit();
   return n;
@@ -238,31 +203,43 @@ int64_t SqliteTaskQueue::recover_all_running(const std::string& reason) {
 
 int64_t SqliteTaskQueue::recover_worker(const std::string& worker, const std::string& reason, int64_t max_attempts) {
   SqliteTransaction tx(m_db);
-  ordered_json gave_up = {{"schema", "ptxbench.verdict"}, {"schema_version", 1}, {"status", "INFRA_ERROR"},
-                          {"message", reason + "; gave up after " + std::to_string(max_attempts) + " attempts"}};
-  double t_now = now();
-  auto last_tries = m_db.prepare("SELECT started_at FROM tasks WHERE state = 'running' AND worker = ? AND attempts >= ?");
-  last_tries.bind(1, worker).bind(2, max_attempts);
-  while (last_tries.step()) count_finished("INFRA_ERROR", t_now - last_tries.real(0));
-  m_db.prepare("UPDATE tasks SET state = 'done', verdict = ?, status = 'INFRA_ERROR', finished_at = ?, note = ? "
-               "WHERE state = 'running' AND worker = ? AND attempts >= ?")
-      .bind(1, gave_up.dump())
-      .bind(2, t_now)
-      .bind(3, reason)
-      .bind(4, worker)
-      .bind(5, max_attempts)
-      .run();
-  int64_t finished = m_db.changes();
-  m_db.prepare(std::string("UPDATE tasks SET state = 'queued', note = ?, lease_until = 0, ") + kAvoidThisDevice +
-               " WHERE state = 'running' AND worker = ?")
-      .bind(1, reason)
-      .bind(2, t_now)
-      .bind(3, worker)
-      .run();
-  int64_t requeued = m_db.changes();
+  const Verdict gave_up = infra_verdict(reason + "; gave up after " + std::to_string(max_attempts) + " attempts");
+  int64_t finished = finish_where(gave_up, reason, "worker = ?5 AND attempts >= ?6",
+                                  [&](SqliteStatement& st) { st.bind(5, worker).bind(6, max_attempts); });
+  int64_t requeued = send_back(reason, "worker = ?3", [&](SqliteStatement& st) { st.bind(3, worker); });
   if (requeued > 0) add_counter(kRequeues, "worker_lost", static_cast<double>(requeued));
   tx.commit();
   return finished + requeued;
+}
+
+int64_t SqliteTaskQueue::send_back(const std::string& note, const std::string& where, const BindWhere& bind) {
+  auto st = m_db.prepare("UPDATE tasks SET state = 'queued', note = ?1, lease_until = 0, avoid_device = device, requeued_at = ?2 "
+                         "WHERE state = 'running' AND " + where);
+  st.bind(1, note).bind(2, now());
+  bind(st);
+  st.run();
+  return m_db.changes();
+}
+
+int64_t SqliteTaskQueue::finish_where(const Verdict& verdict, const std::optional<std::string>& note, const std::string& where,
+                                      const BindWhere& bind) {
+  const std::string status = to_string(verdict.status);
+  const double t_now = now();
+  auto started = m_db.prepare("SELECT started_at FROM tasks WHERE state = 'running' AND " + where);
+  bind(started);
+  std::vector<double> wall;
+  while (started.step()) wall.push_back(t_now - started.real(0));
+  auto st = m_db.prepare(
+      "UPDATE tasks SET state = 'done', verdict = ?1, status = ?2, finished_at = ?3, note = COALESCE(?4, note) "
+      "WHERE state = 'running' AND " + where);
+  st.bind(1, verdict.to_json().dump()).bind(2, status).bind(3, t_now);
+  if (note) st.bind(4, *note);
+  else st.bind_null(4);
+  bind(st);
+  st.run();
+  const int64_t n = m_db.changes();
+  for (double w : wall) count_finished(status, w);
+  return n;
 }
 
 void SqliteTaskQueue::add_counter(const std::string& name, const std::string& label, double by) {
@@ -286,54 +263,6 @@ QueueCounters SqliteTaskQueue::counters() {
   auto st = m_db.prepare("SELECT name, label, value FROM counters");
   while (st.step()) add_counter_value(c, st.text(0), st.text(1), st.real(2));
   return c;
-}
-
-void SqliteTaskQueue::clear_health() { m_db.exec("DELETE FROM gpu_health"); }
-
-void SqliteTaskQueue::record_health(int device, const std::string& state, const ordered_json& detail) {
-  m_db.prepare("INSERT INTO gpu_health (device, state, detail, updated_at) VALUES (?, ?, ?, ?) "
-               "ON CONFLICT(device) DO UPDATE SET state = excluded.state, detail = excluded.detail, updated_at = excluded.updated_at")
-      .bind(1, static_cast<int64_t>(device))
-      .bind(2, state)
-      .bind(3, detail.dump())
-      .bind(4, now())
-      .run();
-}
-
-std::vector<WorkerRecord> SqliteTaskQueue::worker_records() {
-  // One host: its GPUs' records; the last check is the heartbeat (workers check at start and
-  // after suspicious verdicts; /v1/health's "gpus" has the pool's live state).
-  std::vector<WorkerRecord> out;
-  for (auto& [device, h] : health_records()) {
-    WorkerRecord w;
-    w.host = m_host;
-    w.worker = "gpu" + std::to_string(device);
-    w.device = device;
-    w.state = h.value("state", "");
-    w.last_heartbeat = h.value("updated_at", 0.0);
-    w.detail = h.value("detail", ordered_json::object());
-    out.push_back(std::move(w));
-  }
-  return out;
-}
-
-std::map<int, ordered_json> SqliteTaskQueue::health_records() {
-  std::map<int, ordered_json> out;
-  auto st = m_db.prepare("SELECT device, state, detail, updated_at FROM gpu_health");
-  while (st.step())
-    out[static_cast<int>(st.integer(0))] = {{"state", st.text(1)}, {"detail", ordered_json::parse(st.text(2))}, {"updated_at", st.real(3)}};
-  return out;
-}
-
-std::optional<double> SqliteTaskQueue::calibration(const std::string& key) {
-  auto st = m_db.prepare("SELECT canary_us FROM calibration WHERE key = ?");
-  st.bind(1, key);
-  if (!st.step()) return std::nullopt;
-  return st.real(0);
-}
-
-void SqliteTaskQueue::set_calibration(const std::string& key, double us) {
-  m_db.prepare("INSERT OR REPLACE INTO calibration (key, canary_us, created_at) VALUES (?, ?, ?)").bind(1, key).bind(2, us).bind(3, now()).run();
 }
 
 std::optional<TaskRecord> SqliteTaskQueue::get(const std::string& id) {

@@ -1,42 +1,38 @@
 #include "service/task_queue.h"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include <random>
 
 #include "common/clock.h"
+#include "common/enum_names.h"
 #include "common/error.h"
-#include "service/redis_client.h"
 #include "service/redis_task_queue.h"
 #include "service/sqlite_task_queue.h"
 
 namespace ptxbench {
+namespace {
 
-std::string to_string(TaskState s) {
-  switch (s) {
-    case TaskState::queued: return "queued";
-    case TaskState::running: return "running";
-    case TaskState::done: return "done";
-  }
-  return "done";
-}
+constexpr EnumName<TaskState> kTaskStates[] = {
+    {TaskState::queued, "queued"},
+    {TaskState::running, "running"},
+    {TaskState::done, "done"},
+};
 
-TaskState parse_task_state(const std::string& s) {
-  if (s == "queued") return TaskState::queued;
-  if (s == "running") return TaskState::running;
-  return TaskState::done;
-}
+constexpr EnumName<Admission> kAdmissions[] = {
+    {Admission::accepted, "accepted"},
+    {Admission::existing, "existing"},
+    {Admission::over_quota, "over_quota"},
+    {Admission::queue_full, "queue_full"},
+};
 
-std::string to_string(Admission a) {
-  switch (a) {
-    case Admission::accepted: return "accepted";
-    case Admission::existing: return "existing";
-    case Admission::over_quota: return "over_quota";
-    case Admission::queue_full: return "queue_full";
-  }
-  return "accepted";
-}
+}  // namespace
+
+std::string to_string(TaskState s) { return enum_name(kTaskStates, s); }
+
+TaskState parse_task_state(const std::string& s) { return find_enum(kTaskStates, s).value_or(TaskState::done); }
+
+std::string to_string(Admission a) { return enum_name(kAdmissions, a); }
 
 double TaskQueue::now() { return epoch_seconds(); }
 
@@ -67,24 +63,19 @@ std::size_t seconds_bucket(double wall_s) {
   return bucket;
 }
 
-std::string local_host_name() {
-  char name[256] = {};
-  if (::gethostname(name, sizeof name - 1) != 0 || name[0] == '\0') return "localhost";
-  return name;
-}
-
-std::string QueueConfig::describe() const {
-  if (!redis()) return location;
-  RedisOptions o = parse_redis_url(location);
-  return fmt::format("redis://{}{}:{}/{}", o.user.empty() ? "" : o.user + "@", o.host, o.port, o.db);
+std::optional<Verdict> read_stored_verdict(const std::string& task_id, const std::string& document) {
+  if (document.empty()) return std::nullopt;
+  try {
+    return Verdict::from_json(ordered_json::parse(document));
+  } catch (const std::exception& e) {
+    throw InputError("queue", "task " + task_id + ": its stored verdict cannot be read: " + e.what());
+  }
 }
 
 std::unique_ptr<TaskQueue> open_task_queue(const QueueConfig& config) {
-  if (config.location.empty()) throw InputError("queue", "no queue location (a SQLite file or redis://host:port)");
+  config.check_location();
   if (config.redis()) return std::make_unique<RedisTaskQueue>(config);
-  if (config.location.find("://") != std::string::npos)
-    throw InputError("queue", "'" + config.location + "': a queue is a SQLite file path or a redis:// URL");
-  return std::make_unique<SqliteTaskQueue>(config.location, config.host);
+  return std::make_unique<SqliteTaskQueue>(config.location);
 }
 
 }  // namespace ptxbench

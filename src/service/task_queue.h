@@ -1,7 +1,9 @@
 // The durable evaluation queue: accepted tasks survive a kill -9 of the service, and a task
 // completes at most once — a completion must present the claim it was given, so a worker whose
 // lease expired (and whose task was handed to another) cannot complete it a second time. One
-// interface, two backends: SQLite on one host, Redis Streams across hosts (docs/service.md).
+// interface, two backends: SQLite on one host, Redis Streams across hosts (docs/service.md). What
+// the service knows of its hosts (GPU health, workers, calibrations) is the host registry beside
+// it (host_registry.h).
 #pragma once
 
 #include <array>
@@ -13,6 +15,8 @@
 #include <vector>
 
 #include "common/json_check.h"
+#include "service/queue_config.h"
+#include "verdict/verdict.h"
 
 namespace ptxbench {
 
@@ -20,17 +24,19 @@ enum class TaskState { queued, running, done };
 std::string to_string(TaskState s);
 TaskState parse_task_state(const std::string& s);  ///< anything but queued/running is done
 
+/// A task as the queue holds it. `verdict` and `status` are set exactly when the task is done;
+/// `status` is the verdict's (the backends also keep it apart, to count by).
 struct TaskRecord {
   std::string id;
   TaskState state = TaskState::queued;
-  ordered_json request;                 ///< definition, workload, source, options
-  std::optional<ordered_json> verdict;  ///< set when done
-  std::string status;                   ///< verdict status when done
-  int64_t attempts = 0;                 ///< claims so far; the claim token of the current one
-  std::string worker;                   ///< the last claimer
-  std::string note;                     ///< why it was re-queued last (INFRA_ERROR, lost worker)
-  std::string client;                   ///< who submitted it (X-Ptxbench-Client, else the peer's address)
-  std::string peer;                     ///< the submitting connection's address ("10.0.0.5:41234")
+  ordered_json request;            ///< definition, workload, source, options
+  std::optional<Verdict> verdict;  ///< set when done
+  std::optional<Status> status;    ///< set when done: the verdict's status
+  int64_t attempts = 0;            ///< claims so far; the claim token of the current one
+  std::string worker;              ///< the last claimer
+  std::string note;                ///< why it was re-queued last (INFRA_ERROR, lost worker)
+  std::string client;              ///< who submitted it (X-Ptxbench-Client, else the peer's address)
+  std::string peer;                ///< the submitting connection's address ("10.0.0.5:41234")
   double created_at = 0, started_at = 0, finished_at = 0;
 };
 
@@ -84,37 +90,6 @@ struct QueueCounters {
   std::map<std::string, int64_t> submissions;  ///< submissions by admission (accepted, existing, over_quota, queue_full)
 };
 
-/// Where the queue lives and who opens it.
-struct QueueConfig {
-  /// A SQLite file (one host; the default), or "redis://[user@]host[:port][/db][?prefix=NAME]"
-  /// (many hosts: docs/service.md, "Many hosts").
-  std::string location;
-  std::string password_file;  ///< Redis: the ACL user's password (one line); never in the URL for services
-  /// Redis: the name of this host in claims, health records and verdicts (default: gethostname).
-  std::string host;
-  /// Redis: the GPU kind whose stream this process reads and writes: one stream and consumer group
-  /// per arch (every definition today targets sm_90a).
-  std::string arch = "sm_90a";
-  /// Redis: a task reclaimed from a lost worker after this many claims is finished as INFRA_ERROR
-  /// (a task that kills every worker that takes it must not loop).
-  int64_t max_attempts = 3;
-  /// Redis: a worker whose last heartbeat is older than this is "gone" (/v1/health) and its GPU no
-  /// longer counts as somewhere else to re-run a task.
-  double gone_after_s = 120;
-  [[nodiscard]] bool redis() const { return location.rfind("redis://", 0) == 0; }
-  /// For messages and logs: the location without credentials.
-  [[nodiscard]] std::string describe() const;
-};
-
-/// One worker as the queue last heard of it (GET /v1/health "workers").
-struct WorkerRecord {
-  std::string host, worker;
-  int device = -1;
-  std::string state;            ///< its GPU's last health check: healthy / unhealthy; "gone" when silent
-  double last_heartbeat = 0;    ///< epoch seconds
-  ordered_json detail = ordered_json::object();  ///< the last health check's detail
-};
-
 /// The queue's interface. Two backends: SqliteTaskQueue (sqlite_task_queue.h, one host) and
 /// RedisTaskQueue (redis_task_queue.h, Redis Streams, many hosts). Each object is one connection:
 /// not shared between threads; open one per thread or process.
@@ -138,11 +113,13 @@ class TaskQueue {
   virtual std::optional<Claim> claim(const std::string& worker, double lease_s, int device = -1, double avoid_window_s = 0) = 0;
   /// Extends the lease; false when the claim is no longer current.
   virtual bool heartbeat(const Claim& c, double lease_s) = 0;
-  /// Stores the verdict and finishes the task; false (nothing written) when the claim is stale.
-  virtual bool complete(const Claim& c, const ordered_json& verdict) = 0;
+  /// Stores the verdict (its JSON document) and finishes the task; false (nothing written) when
+  /// the claim is stale.
+  virtual bool complete(const Claim& c, const Verdict& verdict) = 0;
   /// Returns the task to the queue (infrastructure failure), or finishes it with `final_verdict`
-  /// once it has been tried `max_attempts` times. False when the claim is stale.
-  virtual bool requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const ordered_json& final_verdict) = 0;
+  /// (as it is: infra_verdict() makes the usual one) once it has been tried `max_attempts` times.
+  /// False when the claim is stale.
+  virtual bool requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const Verdict& final_verdict) = 0;
   /// Running tasks whose lease has passed go back to the queue; returns how many.
   virtual int64_t recover_expired() = 0;
   /// Every running task of this service's own workers goes back to the queue (the service
@@ -153,18 +130,6 @@ class TaskQueue {
   /// tried `max_attempts` times (a task that keeps killing workers must not loop forever).
   virtual int64_t recover_worker(const std::string& worker, const std::string& reason, int64_t max_attempts) = 0;
   [[nodiscard]] virtual QueueCounters counters() = 0;
-
-  /// The latest health check of a device of this host, as its worker recorded it.
-  virtual void record_health(int device, const std::string& state, const ordered_json& detail) = 0;
-  /// Forgets this host's health records (the service starts: its workers check their GPUs again).
-  virtual void clear_health() = 0;
-  /// This host's devices: device -> {state, detail, updated_at}
-  [[nodiscard]] virtual std::map<int, ordered_json> health_records() = 0;
-  /// Every worker the queue knows, on every host, with its GPU's state and last heartbeat.
-  [[nodiscard]] virtual std::vector<WorkerRecord> worker_records() = 0;
-  /// Canary calibration (µs) of a GPU, by a key naming the physical device.
-  [[nodiscard]] virtual std::optional<double> calibration(const std::string& key) = 0;
-  virtual void set_calibration(const std::string& key, double us) = 0;
 
   [[nodiscard]] virtual std::optional<TaskRecord> get(const std::string& id) = 0;
   [[nodiscard]] virtual std::map<std::string, int64_t> state_counts() = 0;
@@ -198,7 +163,9 @@ std::string new_task_id();
 /// of a wall time: shared by the backends so that /metrics reads the same.
 std::string seconds_bucket_label(std::size_t i);
 std::size_t seconds_bucket(double wall_s);
-/// The host name this machine reports (gethostname), for QueueConfig::host.
-std::string local_host_name();
+
+/// A stored task's verdict document ("": none yet), read back; both backends store to_json()'s
+/// text. A document this version cannot read is an InputError naming the task.
+std::optional<Verdict> read_stored_verdict(const std::string& task_id, const std::string& document);
 
 }  // namespace ptxbench

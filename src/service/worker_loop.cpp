@@ -46,15 +46,6 @@ class Heartbeat {
   std::thread m_thread;
 };
 
-// The worker's own verdict (the evaluation failed on our side), marked fake when the backend is.
-Verdict infra_verdict(const std::string& message, const EvalBackend& backend) {
-  Verdict v;
-  v.status = Status::INFRA_ERROR;
-  v.message = message;
-  v.fake_backend = backend.fake();
-  return v;
-}
-
 // Statuses after which the GPU may be in a bad state (a runner was killed or crashed on it).
 bool suspicious(Status status) {
   return status == Status::TIMEOUT || status == Status::RUNTIME_ERROR || status == Status::SANITIZER_ERROR;
@@ -62,7 +53,7 @@ bool suspicious(Status status) {
 
 }  // namespace
 
-std::string check_and_record_health(TaskQueue& queue, EvalBackend& backend, int device) {
+std::string check_and_record_health(HostRegistry& registry, EvalBackend& backend, int device) {
   HealthReport h;
   try {
     h = backend.check_health();
@@ -72,20 +63,20 @@ std::string check_and_record_health(TaskQueue& queue, EvalBackend& backend, int 
   ordered_json detail = h.detail;
   if (h.problem.empty() && h.canary_us) {
     detail["canary_us"] = *h.canary_us;
-    if (auto cal = queue.calibration(h.calibration_key)) {
+    if (auto cal = registry.calibration(h.calibration_key)) {
       detail["calibration_us"] = *cal;
       h.problem = judge_canary(*cal, *h.canary_us);
     } else {
-      queue.set_calibration(h.calibration_key, *h.canary_us);
+      registry.set_calibration(h.calibration_key, *h.canary_us);
       detail["calibration_us"] = *h.canary_us;
       detail["calibrated_now"] = true;
     }
   }
   if (!h.problem.empty()) detail["problem"] = h.problem;
   std::string state = h.problem.empty() ? "healthy" : "unhealthy";
-  auto before = queue.health_records();
-  bool changed = !before.count(device) || before[device].value("state", "") != state;
-  queue.record_health(device, state, detail);
+  auto before = registry.health_records();
+  bool changed = !before.count(device) || before[device].state != state;
+  registry.record_health(device, state, detail);
   if (!h.problem.empty())
     spdlog::error("GPU {} unhealthy: {}", device, h.problem);
   else
@@ -99,8 +90,9 @@ std::string check_and_record_health(TaskQueue& queue, EvalBackend& backend, int 
 int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& catalog, const std::atomic<bool>& stop) {
   std::unique_ptr<TaskQueue> queue_owner = open_task_queue(config.queue);
   TaskQueue& queue = *queue_owner;
+  std::unique_ptr<HostRegistry> registry = open_host_registry(config.queue);
   const std::string host = config.queue.host.empty() ? local_host_name() : config.queue.host;
-  if (!check_and_record_health(queue, backend, config.device).empty()) {
+  if (!check_and_record_health(*registry, backend, config.device).empty()) {
     spdlog::warn("worker {} takes no work on an unhealthy GPU {}: exits to be restarted", config.name, config.device);
     return kWorkerUnhealthyExit;
   }
@@ -125,7 +117,7 @@ int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& 
         EvalRequest request = eval_request_from_json(claim->task.request, catalog, config.limits);
         verdict = backend.evaluate(request);
       } catch (const std::exception& e) {
-        verdict = infra_verdict(std::string("worker failed: ") + e.what(), backend);
+        verdict = infra_verdict(std::string("worker failed: ") + e.what(), backend.fake());
       }
     }
     const ordered_json stamp = {{"task", claim->task.id}, {"worker", claim->worker}, {"host", host}, {"attempt", claim->token}};
@@ -146,26 +138,26 @@ int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& 
     };
     if (verdict.status == Status::INFRA_ERROR) {
       std::string message = verdict.message.empty() ? std::string("infrastructure error") : verdict.message;
-      store([&] { return queue.requeue(*claim, message, config.max_attempts, verdict.to_json()); });
+      store([&] { return queue.requeue(*claim, message, config.max_attempts, verdict); });
       spdlog::warn("task {} attempt {}/{}: INFRA_ERROR ({}); {}; worker {} exits to be restarted", claim->task.id,
                    claim->token, config.max_attempts, message,
                    claim->token >= config.max_attempts ? "given up" : "re-queued", config.name);
       return kWorkerUnhealthyExit;
     }
     if (suspicious(verdict.status)) {
-      std::string problem = check_and_record_health(queue, backend, config.device);
+      std::string problem = check_and_record_health(*registry, backend, config.device);
       if (!problem.empty()) {
         // The GPU, not the candidate, may have caused this verdict: run it again elsewhere.
-        Verdict infra = infra_verdict("GPU unhealthy after this evaluation: " + problem, backend);
+        Verdict infra = infra_verdict("GPU unhealthy after this evaluation: " + problem, backend.fake());
         infra.extra["service"] = stamp;
-        store([&] { return queue.requeue(*claim, infra.message, config.max_attempts, infra.to_json()); });
+        store([&] { return queue.requeue(*claim, infra.message, config.max_attempts, infra); });
         spdlog::error("task {} attempt {}/{}: GPU {} unhealthy after its {} verdict; {}; worker {} exits to be restarted",
                       claim->task.id, claim->token, config.max_attempts, config.device, status,
                       claim->token >= config.max_attempts ? "given up" : "re-queued", config.name);
         return kWorkerUnhealthyExit;
       }
     }
-    if (store([&] { return queue.complete(*claim, verdict.to_json()); }))
+    if (store([&] { return queue.complete(*claim, verdict); }))
       spdlog::debug("task {} done: {} ({} attempt{})", claim->task.id, status, claim->token, claim->token == 1 ? "" : "s");
     else
       spdlog::warn("task {}: verdict {} dropped, the claim was taken back meanwhile (lease expired?)", claim->task.id, status);

@@ -8,6 +8,7 @@
 
 #include "definitions/catalog.h"
 #include "service/eval_backend.h"
+#include "service/host_registry.h"
 #include "service/task_queue.h"
 
 namespace ptxbench {
@@ -29,8 +30,9 @@ struct WorkerConfig {
 inline constexpr int kWorkerUnhealthyExit = 75;
 
 /// Checks the GPU (the backend's check plus the canary against its calibration) and records the
-/// result for /v1/health. Returns the problem, or "" when healthy.
-std::string check_and_record_health(TaskQueue& queue, EvalBackend& backend, int device);
+/// result in the host registry (/v1/health, and the queue's avoid window). Returns the problem,
+/// or "" when healthy.
+std::string check_and_record_health(HostRegistry& registry, EvalBackend& backend, int device);
 
 /// Checks the GPU first (an unhealthy GPU takes no work); then claims and evaluates until `stop`
 /// becomes true (returns 0). An INFRA_ERROR, or a failed health check after an evaluation that was

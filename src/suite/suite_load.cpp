@@ -90,15 +90,16 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
       r.case_name = lc.c.name;
       r.definition = lc.definition;
       r.expected = to_string(lc.c.expect.status);
-      ordered_json body = {{"definition", lc.definition}, {"source", lc.c.source}};
-      // A CUDA request names no language, as before the field existed (docs/service.md).
-      if (lc.c.language != CandidateLanguage::cuda) body["language"] = to_string(lc.c.language);
-      if (!o.workload.empty()) body["workload"] = o.workload;
-      if (!o.options.empty()) body["options"] = o.options;
+      EvalRequest request;
+      request.definition = lc.definition;
+      request.workload = o.workload;
+      request.source = lc.c.source;
+      request.language = lc.c.language;
       try {
+        if (!o.options.empty()) request.set_options(o.options, "load options");
         r.submitted_at = epoch_seconds();
         r.id = with_outage_retry(o.outage_s, r.submit_tries,
-                                 [&] { return service.submit(body, prefix + "-" + std::to_string(i)); });
+                                 [&] { return service.submit(request, prefix + "-" + std::to_string(i)); });
         auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(o.timeout_s);
         ordered_json task;
         int polls = 0;
@@ -118,13 +119,9 @@ LoadReport run_load(const std::vector<LoadCase>& cases, const LoadOptions& o,
           r.worker = task.value("worker", "");
           r.service_s = task.value("finished_at", 0.0) - task.value("created_at", 0.0);
           r.queued_s = task.value("started_at", 0.0) - task.value("created_at", 0.0);
-          std::optional<Verdict> v;
-          try {
-            if (task.contains("verdict") && task["verdict"].is_object()) v = Verdict::from_json(task["verdict"]);
-            else r.mismatches.push_back("the finished task has no verdict");
-          } catch (const InputError& e) {
-            r.mismatches.push_back(std::string("unreadable verdict: ") + e.what());
-          }
+          const FinishedEvaluation finished = read_finished_task(task);
+          const std::optional<Verdict>& v = finished.verdict;
+          if (!v) r.mismatches.push_back(finished.problem);
           if (v) {
             r.eval_s = v->wall_seconds;
             r.speedup = v->speedup.value_or(0.0);

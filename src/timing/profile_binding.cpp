@@ -5,11 +5,8 @@
 namespace ptxbench {
 
 ordered_json ProfileBindingPolicy::to_json() const {
-  return {{"enabled", enabled},
-          {"time_factor", time_factor},
-          {"time_slack_us", time_slack_us},
-          {"triton_host_path_us", triton_host_path_us},
-          {"count_share", count_share},
+  return {{"enabled", enabled}, {"time_factor", time_factor}, {"time_slack_us", time_slack_us},
+          {"triton_host_path_us", triton_host_path_us}, {"count_share", count_share},
           {"hw_gmma_per_warp_inst", hw_gmma_per_warp_inst}};
 }
 

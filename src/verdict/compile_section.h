@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compile/compiler.h"
+#include "compile/ptxas_report.h"
 #include "verdict/stage_record.h"
 
 namespace ptxbench {
@@ -20,21 +21,14 @@ struct PtxCounts {
   int instructions = 0;
   std::map<std::string, int> families;  ///< family -> static occurrences (compile/ptx_stats.h)
 };
+void json_fields(JsonIo& io, PtxCounts& p);
 
-struct PtxasKernel {
-  std::string name;
-  int registers = 0;
-  int barriers = 0;
-  long smem_bytes = 0;
-  long stack_frame_bytes = 0;
-  long spill_store_bytes = 0;
-  long spill_load_bytes = 0;
-};
-
-struct PtxasSummary {
-  std::vector<PtxasKernel> kernels;
-  std::vector<std::string> warnings;
-};
+/// ptxas's report of the build's kernels (compile/ptxas_report.h), as the verdict keeps it: every
+/// kernel's resources but cmem0_bytes.
+using PtxasKernel = KernelResources;
+using PtxasSummary = PtxasReport;
+void json_fields(JsonIo& io, PtxasKernel& k);
+void json_fields(JsonIo& io, PtxasSummary& s);
 
 /// A banned use: found in the source (line and text) or in the built library (symbol).
 struct BannedUse {
@@ -44,6 +38,7 @@ struct BannedUse {
   std::optional<std::string> symbol;  ///< library findings: the imported symbol or needed library
   std::string reason;
 };
+void json_fields(JsonIo& io, BannedUse& b);
 
 struct CompileBuild {
   std::string arch;
@@ -56,6 +51,7 @@ struct CompileBuild {
   std::vector<BannedUse> banned;
   std::string log;  ///< nvcc's output, cut at kCompileLogLimit
 };
+void json_fields(JsonIo& io, CompileBuild& b);
 
 struct CompileSection : StageRecord<CompileSection> {
   CompileStatus status = CompileStatus::compile_error;
@@ -64,23 +60,13 @@ struct CompileSection : StageRecord<CompileSection> {
   /// exported with TVM_FFI_DLL_EXPORT_TYPED_FUNC). Absent for Triton candidates, trusted libraries
   /// and verdicts written before bindings were recorded.
   std::optional<CandidateBinding> binding;
-  std::optional<CompileBuild> build;
+  std::optional<CompileBuild> build;  ///< its keys sit beside the status in the document
 };
+void json_fields(JsonIo& io, CompileSection& s);
 
 /// The log is kept up to this many characters in the verdict.
 inline constexpr std::size_t kCompileLogLimit = 16384;
 
 CompileSection compile_section(const CompileResult& r);
-
-void to_json(ordered_json& j, const PtxCounts& p);
-void from_json(const ordered_json& j, PtxCounts& p);
-void to_json(ordered_json& j, const PtxasKernel& k);
-void from_json(const ordered_json& j, PtxasKernel& k);
-void to_json(ordered_json& j, const PtxasSummary& s);
-void from_json(const ordered_json& j, PtxasSummary& s);
-void to_json(ordered_json& j, const BannedUse& b);
-void from_json(const ordered_json& j, BannedUse& b);
-void to_json(ordered_json& j, const CompileSection& s);
-void from_json(const ordered_json& j, CompileSection& s);
 
 }  // namespace ptxbench

@@ -166,42 +166,25 @@ void from_json(const ordered_json& j, Mismatch& m) {
   }
 }
 
-void to_json(ordered_json& j, const TensorComparison& c) {
-  j = {{"name", c.name},         {"passed", c.passed},
-       {"elements", c.elements}, {"mismatches", c.mismatches},
-       {"non_finite", c.non_finite}, {"max_abs_error", c.max_abs_error},
-       {"max_rel_error", c.max_rel_error}, {"first_mismatches", c.first_mismatches}};
-  if (c.beyond_outlier_bound) j["beyond_outlier_bound"] = c.beyond_outlier_bound;
+void json_fields(JsonIo& io, TensorComparison& c) {
+  io("name", c.name);
+  io("passed", c.passed);
+  io("elements", c.elements);
+  io("mismatches", c.mismatches);
+  io("non_finite", c.non_finite);
+  io("max_abs_error", c.max_abs_error);
+  io("max_rel_error", c.max_rel_error);
+  io("first_mismatches", c.first_mismatches);
+  io.when(c.beyond_outlier_bound != 0, "beyond_outlier_bound", c.beyond_outlier_bound);
 }
 
-void from_json(const ordered_json& j, TensorComparison& c) {
-  require_json_object(j);
-  read_field(j, "name", c.name);
-  read_field(j, "passed", c.passed);
-  read_field(j, "elements", c.elements);
-  read_field(j, "mismatches", c.mismatches);
-  read_field(j, "non_finite", c.non_finite);
-  read_field(j, "max_abs_error", c.max_abs_error);
-  read_field(j, "max_rel_error", c.max_rel_error);
-  read_field(j, "first_mismatches", c.first_mismatches);
-  read_field(j, "beyond_outlier_bound", c.beyond_outlier_bound);
-}
-
-void to_json(ordered_json& j, const Tolerance& t) {
-  j = {{"atol", t.atol}, {"rtol", t.rtol}, {"required_matched_ratio", t.required_ratio}};
-  if (t.outlier_atol > 0.0 || t.outlier_rtol > 0.0) {
-    j["outlier_atol"] = t.outlier_atol;
-    j["outlier_rtol"] = t.outlier_rtol;
-  }
-}
-
-void from_json(const ordered_json& j, Tolerance& t) {
-  require_json_object(j);
-  read_field(j, "atol", t.atol);
-  read_field(j, "rtol", t.rtol);
-  read_field(j, "required_matched_ratio", t.required_ratio);
-  read_field(j, "outlier_atol", t.outlier_atol);
-  read_field(j, "outlier_rtol", t.outlier_rtol);
+void json_fields(JsonIo& io, Tolerance& t) {
+  io("atol", t.atol);
+  io("rtol", t.rtol);
+  io("required_matched_ratio", t.required_ratio);
+  bool bounded = t.outlier_atol > 0.0 || t.outlier_rtol > 0.0;
+  io.when(bounded, "outlier_atol", t.outlier_atol);
+  io.when(bounded, "outlier_rtol", t.outlier_rtol);
 }
 
 }  // namespace ptxbench

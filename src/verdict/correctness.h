@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "common/json_check.h"
+#include "common/json_fields.h"
 #include "definitions/definition.h"
 #include "definitions/workload.h"
 
@@ -24,6 +24,7 @@ struct Tolerance {
   /// The tolerance for `def`: this one with the definition's own fields over it.
   [[nodiscard]] Tolerance for_definition(const Definition& def) const;
 };
+void json_fields(JsonIo& io, Tolerance& t);
 
 struct Mismatch {
   std::vector<int64_t> index;  ///< multi-index into the tensor
@@ -42,6 +43,7 @@ struct TensorComparison {
   bool passed = false;
   int64_t beyond_outlier_bound = 0;  ///< mismatches outside the outlier bound (when one is set)
 };
+void json_fields(JsonIo& io, TensorComparison& c);
 
 /// Compares the candidate's output `got` (raw elements of spec.dtype) with the fp32 reference, on
 /// `threads` host threads (0: one per core, at most 16; workers sharing a host pass their share).
@@ -51,13 +53,8 @@ TensorComparison compare_tensor(const void* got, const float* expected, const Te
 /// Converts one element of a floating dtype to double (bf16, f16, f32).
 double element_to_double(const void* data, DType dtype, int64_t index);
 
-// The verdict's form of both (correctness trials, environment.options); a non-finite value in
-// first_mismatches is written as "nan", "inf" or "-inf".
+/// The verdict's form of a mismatch: a non-finite value is written as "nan", "inf" or "-inf".
 void to_json(ordered_json& j, const Mismatch& m);
 void from_json(const ordered_json& j, Mismatch& m);
-void to_json(ordered_json& j, const TensorComparison& c);
-void from_json(const ordered_json& j, TensorComparison& c);
-void to_json(ordered_json& j, const Tolerance& t);
-void from_json(const ordered_json& j, Tolerance& t);
 
 }  // namespace ptxbench

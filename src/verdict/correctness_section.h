@@ -34,6 +34,7 @@ struct TrialRecord {
   std::optional<std::vector<TensorComparison>> tensors;  ///< unset when the call itself failed
   std::optional<std::string> error;  ///< the failed call's error, or the check's problems ("; ")
 };
+void json_fields(JsonIo& io, TrialRecord& t);
 
 /// A trial whose outputs were checked.
 TrialRecord trial_record(int trial, TrialPhase phase, uint64_t seed, const OutputCheck& check);
@@ -44,10 +45,6 @@ struct CorrectnessSection : StageRecord<CorrectnessSection> {
   bool passed = false;
   std::vector<TrialRecord> trials;
 };
-
-void to_json(ordered_json& j, const TrialRecord& t);
-void from_json(const ordered_json& j, TrialRecord& t);
-void to_json(ordered_json& j, const CorrectnessSection& s);
-void from_json(const ordered_json& j, CorrectnessSection& s);
+void json_fields(JsonIo& io, CorrectnessSection& s);
 
 }  // namespace ptxbench

@@ -20,6 +20,7 @@ struct GpuRecord {
   int cuda_driver = 0;
   int cuda_runtime = 0;
 };
+void json_fields(JsonIo& io, GpuRecord& g);
 
 /// The evaluation's options as recorded (evaluator/eval_options.h). The optional ones were added
 /// after the first stored verdicts and are absent there.
@@ -43,6 +44,7 @@ struct EvalOptionsRecord {
   std::optional<double> state_budget_fraction;
   std::optional<unsigned> compare_threads;
 };
+void json_fields(JsonIo& io, EvalOptionsRecord& o);
 
 struct Environment {
   GpuRecord gpu;
@@ -59,12 +61,6 @@ struct Environment {
   /// A Triton candidate's runtime: the Python, torch and Triton versions that built and ran it.
   std::optional<std::string> python, torch, triton;
 };
-
-void to_json(ordered_json& j, const GpuRecord& g);
-void from_json(const ordered_json& j, GpuRecord& g);
-void to_json(ordered_json& j, const EvalOptionsRecord& o);
-void from_json(const ordered_json& j, EvalOptionsRecord& o);
-void to_json(ordered_json& j, const Environment& e);
-void from_json(const ordered_json& j, Environment& e);
+void json_fields(JsonIo& io, Environment& e);
 
 }  // namespace ptxbench

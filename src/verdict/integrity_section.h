@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "common/json_check.h"
+#include "common/json_fields.h"
 #include "timing/call_activity.h"
 
 namespace ptxbench {
@@ -23,6 +23,7 @@ struct HostBoundRecord {
   /// the candidate's calls and of the baseline's (the calibration). Absent in older verdicts.
   std::vector<double> candidate_gaps_us, baseline_gaps_us;
 };
+void json_fields(JsonIo& io, HostBoundRecord& r);
 
 /// The host bound over the evaluation's timed calls, all trials pooled.
 struct HostChargeRecord {
@@ -34,6 +35,7 @@ struct HostChargeRecord {
   /// and in older verdicts.
   std::optional<double> launch_allowance_us;
 };
+void json_fields(JsonIo& io, HostChargeRecord& r);
 
 /// What a Triton candidate's host bound allowed for Triton's own launch path, and where it came
 /// from (docs/triton.md, "What the timing means for a Triton candidate"): the worker's trusted
@@ -51,12 +53,14 @@ struct LaunchAllowanceRecord {
   std::string key;    ///< the calibration's key: Python, torch, Triton, driver, argument count, probe
   std::string store;  ///< the calibration's file on the GPU host
 };
+void json_fields(JsonIo& io, LaunchAllowanceRecord& r);
 
 struct FullCheckRecord {
   int trial = 0;
   int call = 0;  ///< which timed call (0-based), chosen at random, secret from the runner
   bool passed = true;
 };
+void json_fields(JsonIo& io, FullCheckRecord& r);
 
 struct CalibrationRecord {
   std::optional<double> calibrated_us;
@@ -65,6 +69,7 @@ struct CalibrationRecord {
   bool within = true;
   bool recorded = false;
 };
+void json_fields(JsonIo& io, CalibrationRecord& r);
 
 /// The profiled call held against the timed calls (src/timing/profile_binding.h): when it does not
 /// hold, the runtime-SASS claims (mechanisms, coverage) are void and the verdict says why.
@@ -78,6 +83,7 @@ struct ProfileCheckRecord {
   long long sass_gmma = 0, sass_tma = 0;     ///< patched warp executions
   std::optional<double> hw_gmma, hw_tma;     ///< hardware counters (unpatched passes)
 };
+void json_fields(JsonIo& io, ProfileCheckRecord& r);
 
 struct IntegrityRecord {
   ordered_json policy = ordered_json::object();  ///< IntegrityPolicy::to_json()
@@ -94,6 +100,7 @@ struct IntegrityRecord {
   std::optional<ProfileCheckRecord> profile_check;  ///< absent: no profile ran, or an older verdict
   std::optional<LaunchAllowanceRecord> triton_launch_path;  ///< Triton candidates only
 };
+void json_fields(JsonIo& io, IntegrityRecord& r);
 
 struct CoverageRecord {
   bool available = false;
@@ -103,22 +110,6 @@ struct CoverageRecord {
   std::optional<double> share_max;
   std::string note;
 };
-
-void to_json(ordered_json& j, const HostBoundRecord& r);
-void from_json(const ordered_json& j, HostBoundRecord& r);
-void to_json(ordered_json& j, const HostChargeRecord& r);
-void from_json(const ordered_json& j, HostChargeRecord& r);
-void to_json(ordered_json& j, const LaunchAllowanceRecord& r);
-void from_json(const ordered_json& j, LaunchAllowanceRecord& r);
-void to_json(ordered_json& j, const FullCheckRecord& r);
-void from_json(const ordered_json& j, FullCheckRecord& r);
-void to_json(ordered_json& j, const CalibrationRecord& r);
-void from_json(const ordered_json& j, CalibrationRecord& r);
-void to_json(ordered_json& j, const ProfileCheckRecord& r);
-void from_json(const ordered_json& j, ProfileCheckRecord& r);
-void to_json(ordered_json& j, const IntegrityRecord& r);
-void from_json(const ordered_json& j, IntegrityRecord& r);
-void to_json(ordered_json& j, const CoverageRecord& r);
-void from_json(const ordered_json& j, CoverageRecord& r);
+void json_fields(JsonIo& io, CoverageRecord& r);
 
 }  // namespace ptxbench

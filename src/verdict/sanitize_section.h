@@ -17,6 +17,7 @@ struct SanitizerRun {
   bool timed_out = false;
   double wall_s = 0.0;
 };
+void json_fields(JsonIo& io, SanitizerRun& r);
 
 struct SanitizeSection : StageRecord<SanitizeSection> {
   std::string tool;  ///< "compute-sanitizer --tool memcheck"
@@ -28,10 +29,6 @@ struct SanitizeSection : StageRecord<SanitizeSection> {
   /// Whether a run ended at its time limit.
   [[nodiscard]] bool timed_out() const;
 };
-
-void to_json(ordered_json& j, const SanitizerRun& r);
-void from_json(const ordered_json& j, SanitizerRun& r);
-void to_json(ordered_json& j, const SanitizeSection& s);
-void from_json(const ordered_json& j, SanitizeSection& s);
+void json_fields(JsonIo& io, SanitizeSection& s);
 
 }  // namespace ptxbench

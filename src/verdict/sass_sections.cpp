@@ -8,23 +8,11 @@ FamilyCounts family_counts(const OpcodeCounts& c) {
 
 namespace {
 // The family counts and the mechanisms they prove, side by side in both sections.
-void write_counts(ordered_json& j, const FamilyCounts& c, const Mechanisms& m) {
-  j["gmma"] = c.gmma;
-  j["tma"] = c.tma;
-  j["tcgen05"] = c.tcgen05;
-  j["mechanisms"] = to_json(m);
-}
-
-void read_counts(const ordered_json& j, FamilyCounts& c, Mechanisms& m) {
-  read_field(j, "gmma", c.gmma);
-  read_field(j, "tma", c.tma);
-  read_field(j, "tcgen05", c.tcgen05);
-  if (!j.contains("mechanisms") || j["mechanisms"].is_null()) return;
-  try {
-    m = mechanisms_from_json(j["mechanisms"]);
-  } catch (...) {
-    detail::rethrow_in_field("mechanisms");
-  }
+void counts_fields(JsonIo& io, FamilyCounts& c, Mechanisms& m) {
+  io("gmma", c.gmma);
+  io("tma", c.tma);
+  io("tcgen05", c.tcgen05);
+  io.convert("mechanisms", m, [](const Mechanisms& x) { return to_json(x); }, mechanisms_from_json);
 }
 }  // namespace
 
@@ -54,56 +42,30 @@ RuntimeSassSection runtime_sass_section(const RuntimeSass& r) {
   return out;
 }
 
-void to_json(ordered_json& j, const StaticSassSection& s) {
-  j = ordered_json::object();
-  j["available"] = s.available;
-  if (!s.note.empty()) j["note"] = s.note;
-  if (s.available) {
-    write_counts(j, s.counts, s.mechanisms);
-    j["opcodes"] = s.opcodes;
+void json_fields(JsonIo& io, StaticSassSection& s) {
+  io("available", s.available);
+  io.when(!s.note.empty(), "note", s.note);
+  if (io.reading() || s.available) {
+    counts_fields(io, s.counts, s.mechanisms);
+    io("opcodes", s.opcodes);
   }
-  write_stage_record(j, s);
+  stage_record_fields(io, s);
 }
 
-void from_json(const ordered_json& j, StaticSassSection& s) {
-  require_json_object(j);
-  read_field(j, "available", s.available);
-  read_field(j, "note", s.note);
-  read_counts(j, s.counts, s.mechanisms);
-  read_field(j, "opcodes", s.opcodes);
-  read_stage_record(j, s);
-}
-
-void to_json(ordered_json& j, const RuntimeSassSection& s) {
-  j = ordered_json::object();
-  write_optional(j, "available", s.available);
-  if (!s.note.empty()) j["note"] = s.note;
-  if (s.measured()) {
-    j["source"] = s.source;
-    j["kernels_profiled"] = s.kernels_profiled;
-    write_counts(j, s.counts, s.mechanisms);
-    j["thread_true_opcodes"] = s.thread_true_opcodes;
-    j["warp_executed_opcodes"] = s.warp_executed_opcodes;
-    if (!s.foreign_kernels.empty()) j["foreign_kernels"] = s.foreign_kernels;
-    if (!s.launches.empty()) j["launches"] = s.launches;
-    write_optional(j, "coverage", s.coverage);
+void json_fields(JsonIo& io, RuntimeSassSection& s) {
+  io("available", s.available);
+  io.when(!s.note.empty(), "note", s.note);
+  if (io.reading() || s.measured()) {
+    io("source", s.source);
+    io("kernels_profiled", s.kernels_profiled);
+    counts_fields(io, s.counts, s.mechanisms);
+    io("thread_true_opcodes", s.thread_true_opcodes);
+    io("warp_executed_opcodes", s.warp_executed_opcodes);
+    io.when(!s.foreign_kernels.empty(), "foreign_kernels", s.foreign_kernels);
+    io.when(!s.launches.empty(), "launches", s.launches);
+    io("coverage", s.coverage);
   }
-  write_stage_record(j, s);
-}
-
-void from_json(const ordered_json& j, RuntimeSassSection& s) {
-  require_json_object(j);
-  read_field(j, "available", s.available);
-  read_field(j, "note", s.note);
-  read_field(j, "source", s.source);
-  read_field(j, "kernels_profiled", s.kernels_profiled);
-  read_counts(j, s.counts, s.mechanisms);
-  read_field(j, "thread_true_opcodes", s.thread_true_opcodes);
-  read_field(j, "warp_executed_opcodes", s.warp_executed_opcodes);
-  read_field(j, "foreign_kernels", s.foreign_kernels);
-  read_field(j, "launches", s.launches);
-  read_field(j, "coverage", s.coverage);
-  read_stage_record(j, s);
+  stage_record_fields(io, s);
 }
 
 }  // namespace ptxbench

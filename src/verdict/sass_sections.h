@@ -32,6 +32,7 @@ struct StaticSassSection : StageRecord<StaticSassSection> {
   Mechanisms mechanisms;
   OpcodeCounts opcodes;
 };
+void json_fields(JsonIo& io, StaticSassSection& s);
 
 struct RuntimeSassSection : StageRecord<RuntimeSassSection> {
   /// Unset only in a section that holds nothing but a shared-GPU time-out record (the stage timed
@@ -52,13 +53,9 @@ struct RuntimeSassSection : StageRecord<RuntimeSassSection> {
 
   [[nodiscard]] bool measured() const { return available.value_or(false); }
 };
+void json_fields(JsonIo& io, RuntimeSassSection& s);
 
 StaticSassSection static_sass_section(const StaticSass& s);
 RuntimeSassSection runtime_sass_section(const RuntimeSass& r);
-
-void to_json(ordered_json& j, const StaticSassSection& s);
-void from_json(const ordered_json& j, StaticSassSection& s);
-void to_json(ordered_json& j, const RuntimeSassSection& s);
-void from_json(const ordered_json& j, RuntimeSassSection& s);
 
 }  // namespace ptxbench

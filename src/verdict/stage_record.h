@@ -18,6 +18,13 @@ struct SharedTimeoutAttempt {
   std::optional<std::string> runner_output;  ///< the killed runner's output (cut)
 };
 
+template <class Section>
+void json_fields(JsonIo& io, SharedTimeoutAttempt<Section>& a) {
+  io("message", a.message);
+  io("stage", a.stage);
+  io("runner_output", a.runner_output);
+}
+
 /// The base of every stage section (`Section` is the section itself).
 template <class Section>
 struct StageRecord {
@@ -26,38 +33,12 @@ struct StageRecord {
   std::optional<SharedTimeoutAttempt<Section>> gpu_alone_after_shared_timeout;
 };
 
-/// Appends the record's keys to a section's own, where the evaluator adds them.
+/// The record's keys, after a section's own (where the evaluator adds them).
 template <class Section>
-void write_stage_record(ordered_json& j, const StageRecord<Section>& r) {
-  write_optional(j, "wall_s", r.wall_s);
-  write_optional(j, "gpu_lock_wait_s", r.gpu_lock_wait_s);
-  if (const auto& a = r.gpu_alone_after_shared_timeout) {
-    ordered_json attempt = {{"message", a->message}};
-    if (a->stage) attempt["stage"] = *a->stage;
-    write_optional(attempt, "runner_output", a->runner_output);
-    j["gpu_alone_after_shared_timeout"] = attempt;
-  }
-}
-
-template <class Section>
-void read_stage_record(const ordered_json& j, StageRecord<Section>& r) {
-  read_field(j, "wall_s", r.wall_s);
-  read_field(j, "gpu_lock_wait_s", r.gpu_lock_wait_s);
-  r.gpu_alone_after_shared_timeout.reset();
-  auto it = j.find("gpu_alone_after_shared_timeout");
-  if (it == j.end() || it->is_null()) return;
-  try {
-    require_json_object(*it);
-    SharedTimeoutAttempt<Section> a;
-    read_field(*it, "message", a.message);
-    std::optional<Section> stage;
-    read_field(*it, "stage", stage);
-    if (stage) a.stage = std::make_shared<const Section>(std::move(*stage));
-    read_field(*it, "runner_output", a.runner_output);
-    r.gpu_alone_after_shared_timeout = std::move(a);
-  } catch (...) {
-    detail::rethrow_in_field("gpu_alone_after_shared_timeout");
-  }
+void stage_record_fields(JsonIo& io, StageRecord<Section>& r) {
+  io("wall_s", r.wall_s);
+  io("gpu_lock_wait_s", r.gpu_lock_wait_s);
+  io("gpu_alone_after_shared_timeout", r.gpu_alone_after_shared_timeout);
 }
 
 }  // namespace ptxbench

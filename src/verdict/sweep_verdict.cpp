@@ -172,15 +172,7 @@ SweepVerdict SweepVerdict::from_json(const ordered_json& j) {
   std::string at;  // the field being read, for errors that are not JsonFieldErrors (a verdict's)
   try {
     require_json_object(j);
-    std::optional<std::string> schema;
-    read_field(j, "schema", schema);
-    if (schema && *schema != kSweepSchema)
-      throw JsonFieldError("schema", "'" + *schema + "' is not a workload sweep (" + kSweepSchema + ")");
-    int version = 1;
-    read_field(j, "schema_version", version);
-    if (version < 1 || version > kSweepSchemaVersion)
-      throw JsonFieldError("schema_version", std::to_string(version) + " is not a version this ptxbench reads (1 to " +
-                                                 std::to_string(kSweepSchemaVersion) + ")");
+    check_schema(j, kSweepSchema, kSweepSchemaVersion, "a workload sweep");
     read_field(j, "definition", definition);
     if (!j.contains("workloads") || !j["workloads"].is_array()) throw JsonFieldError("workloads", "expected a list");
     for (std::size_t i = 0; i < j["workloads"].size(); ++i) {

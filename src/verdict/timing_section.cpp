@@ -29,102 +29,60 @@ TimingResult timing_result(const TimingSummary& s, double flops, double min_byte
   return r;
 }
 
-void to_json(ordered_json& j, const TimingPolicyRecord& p) {
-  j = {{"warmup_calls", p.warmup_calls},
-       {"timed_calls", p.timed_calls},
-       {"trials", p.trials},
-       {"interleave_calls", p.interleave_calls},
-       {"l2_flush_factor", p.l2_flush_factor},
-       {"poison_timed_calls", p.poison_timed_calls},
-       {"span", p.span},
-       {"trial_statistic", p.trial_statistic},
-       {"time", p.time}};
-  if (p.runner_l2_flush) j["runner_l2_flush"] = true;  // written only when on: stored verdicts keep their bytes
-  if (!p.fresh_inputs) j["fresh_inputs"] = false;      // written only when off, for the same reason
+void json_fields(JsonIo& io, TimingPolicyRecord& p) {
+  io("warmup_calls", p.warmup_calls);
+  io("timed_calls", p.timed_calls);
+  io("trials", p.trials);
+  io("interleave_calls", p.interleave_calls);
+  io("l2_flush_factor", p.l2_flush_factor);
+  io("poison_timed_calls", p.poison_timed_calls);
+  io("span", p.span);
+  io("trial_statistic", p.trial_statistic);
+  io("time", p.time);
+  // Each written only when it differs from what its absence means (off; on): stored verdicts keep their bytes.
+  io.when(p.runner_l2_flush, "runner_l2_flush", p.runner_l2_flush);
+  io.when(!p.fresh_inputs, "fresh_inputs", p.fresh_inputs);
 }
 
-void from_json(const ordered_json& j, TimingPolicyRecord& p) {
-  require_json_object(j);
-  read_field(j, "warmup_calls", p.warmup_calls);
-  read_field(j, "timed_calls", p.timed_calls);
-  read_field(j, "trials", p.trials);
-  read_field(j, "interleave_calls", p.interleave_calls);
-  read_field(j, "l2_flush_factor", p.l2_flush_factor);
-  read_field(j, "runner_l2_flush", p.runner_l2_flush);
-  read_field(j, "poison_timed_calls", p.poison_timed_calls);
-  read_field(j, "fresh_inputs", p.fresh_inputs);
-  read_field(j, "span", p.span);
-  read_field(j, "trial_statistic", p.trial_statistic);
-  read_field(j, "time", p.time);
+void json_fields(JsonIo& io, TimedSide& s) {
+  io("mean_us", s.mean_us);
+  io("median_us", s.median_us);
+  io("spread", s.spread);
+  io("trial_medians_us", s.trial_medians_us);
+  io("samples_us", s.samples_us);
 }
 
-void to_json(ordered_json& j, const TimedSide& s) {
-  j = {{"mean_us", s.mean_us},
-       {"median_us", s.median_us},
-       {"spread", s.spread},
-       {"trial_medians_us", s.trial_medians_us},
-       {"samples_us", s.samples_us}};
+namespace {
+// The result's keys but the baseline's times, which take the place of the baseline's name.
+void result_fields(JsonIo& io, TimingResult& r) {
+  io("candidate", r.candidate);
+  io("paired_ratios", r.paired_ratios);
+  io("speedup", r.speedup);
+  io("speedup_spread", r.speedup_spread);
+  io("floor_us", r.floor_us);
+  io("below_floor", r.below_floor);
+  io("flops", r.flops);
+  io("min_bytes", r.min_bytes);
+  io("candidate_tflops", r.candidate_tflops);
+  io("baseline_tflops", r.baseline_tflops);
 }
+}  // namespace
 
-void from_json(const ordered_json& j, TimedSide& s) {
-  require_json_object(j);
-  read_field(j, "mean_us", s.mean_us);
-  read_field(j, "median_us", s.median_us);
-  read_field(j, "spread", s.spread);
-  read_field(j, "trial_medians_us", s.trial_medians_us);
-  read_field(j, "samples_us", s.samples_us);
-}
-
-void to_json(ordered_json& j, const TimingSection& s) {
-  j = ordered_json::object();
-  write_optional(j, "skipped", s.skipped);
-  write_optional(j, "policy", s.policy);
-  if (s.result) j["baseline"] = s.result->baseline;
-  else write_optional(j, "baseline", s.baseline_name);
-  write_optional(j, "baseline_check", s.baseline_check);
-  write_optional(j, "kernels", s.kernels);
-  write_optional(j, "integrity", s.integrity);
-  if (const auto& r = s.result) {
-    j["candidate"] = r->candidate;
-    j["paired_ratios"] = r->paired_ratios;
-    j["speedup"] = r->speedup;
-    j["speedup_spread"] = r->speedup_spread;
-    j["floor_us"] = r->floor_us;
-    j["below_floor"] = r->below_floor;
-    j["flops"] = r->flops;
-    j["min_bytes"] = r->min_bytes;
-    j["candidate_tflops"] = r->candidate_tflops;
-    j["baseline_tflops"] = r->baseline_tflops;
+void json_fields(JsonIo& io, TimingSection& s) {
+  io("skipped", s.skipped);
+  io("policy", s.policy);
+  if (io.reading()) {
+    s.baseline_name.reset();
+    s.result.reset();
+    if (io.has("candidate")) s.result.emplace();
   }
-  write_stage_record(j, s);
-}
-
-void from_json(const ordered_json& j, TimingSection& s) {
-  require_json_object(j);
-  read_field(j, "skipped", s.skipped);
-  read_field(j, "policy", s.policy);
-  s.baseline_name.reset();
-  s.result.reset();
-  if (j.contains("candidate")) {
-    TimingResult& r = s.result.emplace();
-    read_field(j, "candidate", r.candidate);
-    read_field(j, "baseline", r.baseline);
-    read_field(j, "paired_ratios", r.paired_ratios);
-    read_field(j, "speedup", r.speedup);
-    read_field(j, "speedup_spread", r.speedup_spread);
-    read_field(j, "floor_us", r.floor_us);
-    read_field(j, "below_floor", r.below_floor);
-    read_field(j, "flops", r.flops);
-    read_field(j, "min_bytes", r.min_bytes);
-    read_field(j, "candidate_tflops", r.candidate_tflops);
-    read_field(j, "baseline_tflops", r.baseline_tflops);
-  } else {
-    read_field(j, "baseline", s.baseline_name);
-  }
-  read_field(j, "baseline_check", s.baseline_check);
-  read_field(j, "kernels", s.kernels);
-  read_field(j, "integrity", s.integrity);
-  read_stage_record(j, s);
+  if (s.result) io("baseline", s.result->baseline);
+  else io("baseline", s.baseline_name);
+  io("baseline_check", s.baseline_check);
+  io("kernels", s.kernels);
+  io("integrity", s.integrity);
+  if (s.result) result_fields(io, *s.result);
+  stage_record_fields(io, s);
 }
 
 }  // namespace ptxbench

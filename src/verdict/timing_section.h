@@ -28,6 +28,7 @@ struct TimingPolicyRecord {
   std::string trial_statistic;  ///< a trial's statistic over its calls
   std::string time;             ///< the reported time and the speedup
 };
+void json_fields(JsonIo& io, TimingPolicyRecord& p);
 
 TimingPolicyRecord policy_record(const TimingPolicy& p);
 
@@ -39,6 +40,7 @@ struct TimedSide {
   std::vector<double> trial_medians_us;
   std::vector<std::vector<double>> samples_us;  ///< every timed call's span, per trial
 };
+void json_fields(JsonIo& io, TimedSide& s);
 
 /// What every trial's times add up to.
 struct TimingResult {
@@ -64,14 +66,8 @@ struct TimingSection : StageRecord<TimingSection> {
   std::optional<TrialRecord> baseline_check;
   std::optional<std::vector<std::string>> kernels;  ///< kernels seen in timed calls (all trials ran)
   std::optional<IntegrityRecord> integrity;          ///< what the integrity checks saw (schema 2)
-  std::optional<TimingResult> result;
+  std::optional<TimingResult> result;  ///< its keys sit beside the section's own in the document
 };
-
-void to_json(ordered_json& j, const TimingPolicyRecord& p);
-void from_json(const ordered_json& j, TimingPolicyRecord& p);
-void to_json(ordered_json& j, const TimedSide& s);
-void from_json(const ordered_json& j, TimedSide& s);
-void to_json(ordered_json& j, const TimingSection& s);
-void from_json(const ordered_json& j, TimingSection& s);
+void json_fields(JsonIo& io, TimingSection& s);
 
 }  // namespace ptxbench

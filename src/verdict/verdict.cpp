@@ -1,5 +1,7 @@
 #include "verdict/verdict.h"
 
+#include <utility>
+
 #include "common/error.h"
 #include "common/json_fields.h"
 
@@ -18,49 +20,23 @@ void add_timing(std::vector<StageTiming>& out, const char* name, const std::opti
 
 void read_verdict(const ordered_json& j, Verdict& v) {
   require_json_object(j);
-  std::optional<std::string> schema;
-  read_field(j, "schema", schema);
-  if (schema && *schema != kVerdictSchema)
-    throw JsonFieldError("schema", "'" + *schema + "' is not a verdict (" + kVerdictSchema + ")");
-  int version = 1;
-  read_field(j, "schema_version", version);
-  if (version < 1 || version > kVerdictSchemaVersion)
-    throw JsonFieldError("schema_version", std::to_string(version) + " is not a version this ptxbench reads (1 to " +
-                                               std::to_string(kVerdictSchemaVersion) + ")");
+  check_schema(j, kVerdictSchema, kVerdictSchemaVersion, "a verdict");
   if (!j.contains("status") || j["status"].is_null()) throw JsonFieldError("status", "missing");
   read_enum(j, "status", v.status, status_from_name);
   read_field(j, "message", v.message);
   read_field(j, "definition", v.definition);
-  if (j.contains("workload")) {
-    try {
-      const auto& w = j["workload"];
-      require_json_object(w);
-      read_field(w, "uuid", v.workload_uuid);
-      read_field(w, "label", v.workload_label);
-    } catch (...) {
-      detail::rethrow_in_field("workload");
-    }
-  }
+  read_object(j, "workload", [&](const ordered_json& w) {
+    read_field(w, "uuid", v.workload_uuid);
+    read_field(w, "label", v.workload_label);
+  });
   read_field(j, "arch", v.arch);
-  if (j.contains("target_instruction")) {
-    try {
-      const auto& ti = j["target_instruction"];
-      require_json_object(ti);
-      read_field(ti, "rule", v.target_rule);
-      read_field(ti, "correct", v.target_instruction_correct);
-      read_field(ti, "strict_correct", v.target_instruction_strict);
-      read_field(ti, "coverage", v.tensor_core_coverage);
-      if (ti.contains("runtime_mechanisms") && !ti["runtime_mechanisms"].is_null()) {
-        try {
-          v.runtime_mechanisms = mechanisms_from_json(ti["runtime_mechanisms"]);
-        } catch (...) {
-          detail::rethrow_in_field("runtime_mechanisms");
-        }
-      }
-    } catch (...) {
-      detail::rethrow_in_field("target_instruction");
-    }
-  }
+  read_object(j, "target_instruction", [&](const ordered_json& ti) {
+    read_field(ti, "rule", v.target_rule);
+    read_field(ti, "correct", v.target_instruction_correct);
+    read_field(ti, "strict_correct", v.target_instruction_strict);
+    read_field(ti, "coverage", v.tensor_core_coverage);
+    read_with(ti, "runtime_mechanisms", v.runtime_mechanisms, mechanisms_from_json);
+  });
   read_field(j, "speedup", v.speedup);
   read_field(j, "candidate_us", v.candidate_us);
   read_field(j, "baseline_us", v.baseline_us);
@@ -91,26 +67,14 @@ bool target_instruction_met(const std::string& arch, const Mechanisms& m) {
   return m.c_gen4 || m.d_tma;
 }
 
-void to_json(ordered_json& j, const StageSections& s) {
-  j = ordered_json::object();
-  write_optional(j, "compile", s.compile);
-  write_optional(j, "static_sass", s.static_sass);
-  write_optional(j, "sanitize", s.sanitize);
-  write_optional(j, "correctness", s.correctness);
-  write_optional(j, "runtime_sass", s.runtime_sass);
-  write_optional(j, "timing", s.timing);
-  write_optional(j, "runner_output", s.runner_output);
-}
-
-void from_json(const ordered_json& j, StageSections& s) {
-  require_json_object(j);
-  read_field(j, "compile", s.compile);
-  read_field(j, "static_sass", s.static_sass);
-  read_field(j, "sanitize", s.sanitize);
-  read_field(j, "correctness", s.correctness);
-  read_field(j, "runtime_sass", s.runtime_sass);
-  read_field(j, "timing", s.timing);
-  read_field(j, "runner_output", s.runner_output);
+void json_fields(JsonIo& io, StageSections& s) {
+  io("compile", s.compile);
+  io("static_sass", s.static_sass);
+  io("sanitize", s.sanitize);
+  io("correctness", s.correctness);
+  io("runtime_sass", s.runtime_sass);
+  io("timing", s.timing);
+  io("runner_output", s.runner_output);
 }
 
 std::vector<StageTiming> stage_timings(const StageSections& s) {
@@ -122,6 +86,14 @@ std::vector<StageTiming> stage_timings(const StageSections& s) {
   add_timing(out, "runtime_sass", s.runtime_sass);
   add_timing(out, "timing", s.timing);
   return out;
+}
+
+Verdict infra_verdict(std::string message, bool fake_backend) {
+  Verdict v;
+  v.status = Status::INFRA_ERROR;
+  v.message = std::move(message);
+  v.fake_backend = fake_backend;
+  return v;
 }
 
 std::string strict_target_rule() {

@@ -35,8 +35,7 @@ struct StageSections {
   std::optional<std::string> runner_output;  ///< the runner's own output (cut), when one ran
 };
 
-void to_json(ordered_json& j, const StageSections& s);
-void from_json(const ordered_json& j, StageSections& s);
+void json_fields(JsonIo& io, StageSections& s);
 
 /// Where a stage's time went (service load reports).
 struct StageTiming {
@@ -88,6 +87,10 @@ struct Verdict {
   /// type, an unknown status or a newer schema is an InputError naming the field.
   static Verdict from_json(const ordered_json& j);
 };
+
+/// A verdict of our own failure, not the candidate's (a worker that failed, a task given up after
+/// its attempts): INFRA_ERROR with `message`; `fake_backend` marks one from the fake backend.
+Verdict infra_verdict(std::string message, bool fake_backend = false);
 
 /// The strict target-instruction rule's coverage threshold, and its statement.
 inline constexpr double kStrictCoverage = 0.9;

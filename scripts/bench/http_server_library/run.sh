@@ -18,18 +18,21 @@ REPEATS=${REPEATS:-5}
 mkdir -p "$OUT/obj"
 cxx() { g++ -std=c++20 -O2 -I"$root/src" -I"$root/tests" "$@"; }
 o=$OUT/obj
-for f in common/error common/fs common/subprocess service/http_server; do
+# Our server: http_server.cpp and the parser, writer, socket and syntax files it is split into.
+own_parts=(http_server http_request_parser http_response_writer http_socket http_syntax)
+for f in common/error common/fs common/subprocess "${own_parts[@]/#/service/}"; do
   cxx -c "$root/src/$f.cpp" -o "$o/$(basename $f).o"
 done
+own=("${own_parts[@]/#/$o/}"); own=("${own[@]/%/.o}")
 cxx -c "$here/http_server_httplib.cpp" -o "$o/httplib_port.o"
 cxx -c "$here/http_load.cpp" -o "$o/http_load.o"
 cxx -c "$root/tests/cpu/service/test_http_server.cpp" -o "$o/test_http_server.o"
 cxx -c "$here/probe_server.cpp" -o "$o/probe_server.o"
-g++ -o "$OUT/load_own" "$o/http_load.o" "$o/http_server.o" "$o/error.o" -pthread
+g++ -o "$OUT/load_own" "$o/http_load.o" "${own[@]}" "$o/error.o" -pthread
 g++ -o "$OUT/load_httplib" "$o/http_load.o" "$o/httplib_port.o" "$o/error.o" -lcpp-httplib -pthread
-g++ -o "$OUT/probe_own" "$o/probe_server.o" "$o/http_server.o" "$o/error.o" -pthread
+g++ -o "$OUT/probe_own" "$o/probe_server.o" "${own[@]}" "$o/error.o" -pthread
 g++ -o "$OUT/probe_httplib" "$o/probe_server.o" "$o/httplib_port.o" "$o/error.o" -lcpp-httplib -pthread
-g++ -o "$OUT/test_own" "$o/test_http_server.o" "$o/http_server.o" "$o/error.o" "$o/fs.o" "$o/subprocess.o" \
+g++ -o "$OUT/test_own" "$o/test_http_server.o" "${own[@]}" "$o/error.o" "$o/fs.o" "$o/subprocess.o" \
   -lgtest -lgtest_main -pthread
 g++ -o "$OUT/test_httplib" "$o/test_http_server.o" "$o/httplib_port.o" "$o/error.o" "$o/fs.o" "$o/subprocess.o" \
   -lcpp-httplib -lgtest -lgtest_main -pthread
@@ -86,7 +89,7 @@ flags=$(python3 -c 'import json,sys; print(next(e["command"] for e in json.load(
   "$root/build/compile_commands.json")
 flags=${flags#* }; flags=${flags%% -o *}
 (cd "$root/build" && eval "g++ $flags -o $svc/http_server.cpp.o -c $here/http_server_httplib.cpp")
-(cd "$svc" && ar d libptxbench_core.a http_server.cpp.o && ar r libptxbench_core.a http_server.cpp.o)
+(cd "$svc" && ar d libptxbench_core.a "${own_parts[@]/%/.cpp.o}" && ar r libptxbench_core.a http_server.cpp.o)
 link=$(cd "$root/build" && ninja -t commands bin/ptxbench | tail -n 1)
 link=${link//src\/libptxbench_core.a/$svc\/libptxbench_core.a}
 link=${link/-o bin\/ptxbench /-o $svc\/bin_httplib\/ptxbench }

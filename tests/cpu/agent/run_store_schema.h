@@ -1,5 +1,5 @@
 // Turns a run store back into what an older ptxbench wrote, for the migration tests: undoes the
-// migrations of src/runs/run_store.cpp (kMigrations) down to schema `version`. A new migration
+// migrations of src/runs/run_store_schema.cpp down to schema `version`. A new migration
 // adds its undo here, and every test that starts from an old schema keeps working.
 #pragma once
 

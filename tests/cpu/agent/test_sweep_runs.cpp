@@ -50,12 +50,12 @@ class TurnPolicy final : public Policy {
 // everywhere at 1.5x (2x at M=8192); the first submission at M=232 of turn 2 ends INFRA_ERROR.
 class WorkloadService final : public EvaluationClient {
  public:
-  std::string submit(const ordered_json& body, const std::string& key) override {
+  std::string submit(const EvalRequest& request, const std::string& key) override {
     if (auto it = by_key.find(key); it != by_key.end()) return it->second;
-    submissions.push_back({body.value("workload", ""), key});
-    std::string workload = body.value("workload", "");
+    submissions.push_back({request.workload, key});
+    const std::string& workload = request.workload;
     std::string label = "M=" + workload.substr(workload.rfind("-m") + 2);
-    bool turn1 = has(body["source"].get<std::string>(), "TURN 1");
+    bool turn1 = has(request.source, "TURN 1");
     Verdict v;
     v.definition = kGemm;
     v.workload_uuid = workload;
@@ -76,11 +76,11 @@ class WorkloadService final : public EvaluationClient {
       v.target_instruction_correct = true;
     }
     std::string id = "t" + std::to_string(tasks.size() + 1);
-    tasks[id] = {{"id", id}, {"state", "done"}, {"status", to_string(v.status)}, {"verdict", v.to_json()}};
+    tasks[id] = read_finished_task({{"id", id}, {"state", "done"}, {"status", to_string(v.status)}, {"verdict", v.to_json()}});
     by_key[key] = id;
     return id;
   }
-  ordered_json wait_done(const std::string& id, double) override { return tasks.at(id); }
+  FinishedEvaluation wait_done(const std::string& id, double) override { return tasks.at(id); }
   bool forgot(const std::string& id) override { return !tasks.count(id); }
   [[nodiscard]] bool fake() const override { return true; }
 
@@ -88,7 +88,7 @@ class WorkloadService final : public EvaluationClient {
     std::string workload, key;
   };
   std::vector<Submission> submissions;
-  std::map<std::string, ordered_json> tasks;
+  std::map<std::string, FinishedEvaluation> tasks;
   std::map<std::string, std::string> by_key;
   bool infra_given = false;
 };
@@ -207,14 +207,17 @@ TEST(SweepRuns, TheSweepTaskIdRoundTripsThroughTheStore) {
   Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
   WorkloadService service;
   auto sweep = make_sweep_evaluation(service, catalog, parse_workload_selection("M=8192,M=70"));
-  ordered_json body = {{"definition", kGemm}, {"source", "// TURN 1"}};
-  std::string id = sweep->submit(body, "run:1:1");
-  EXPECT_EQ(sweep->submit(body, "run:1:1"), id);
+  EvalRequest request;
+  request.definition = kGemm;
+  request.source = "// TURN 1";
+  std::string id = sweep->submit(request, "run:1:1");
+  EXPECT_EQ(sweep->submit(request, "run:1:1"), id);
   EXPECT_EQ(service.submissions.size(), 2u);
-  ordered_json task = sweep->wait_done(id, 60);
-  EXPECT_EQ(task["state"], "done");
-  EXPECT_EQ(task["status"], "INCORRECT_NUMERICAL");
-  Verdict v = Verdict::from_json(task["verdict"]);
+  FinishedEvaluation task = sweep->wait_done(id, 60);
+  EXPECT_EQ(task.id, id);
+  EXPECT_EQ(task.status, Status::INCORRECT_NUMERICAL);
+  ASSERT_TRUE(task.verdict);
+  Verdict v = *task.verdict;
   ASSERT_TRUE(sweep_of(v));
   EXPECT_EQ(sweep_of(v)->entries[1].workload_label, "M=70");
   EXPECT_FALSE(sweep->forgot(id));

@@ -114,12 +114,38 @@ TEST(TritonExtraction, TakesTheLastPythonBlockThatDefinesRun) {
 TEST(TritonServiceRequest, LanguageIsSentOnlyForTriton) {
   TrajectoryKey key{"gemm_n7168_k5120", "", "triton-hopper", 0};
   RunConfig triton = run_config_from_json(expert_config({"triton-hopper"}));
-  ordered_json body = evaluation_request(key, kTritonFile, triton);
-  EXPECT_EQ(body, (ordered_json{{"definition", "gemm_n7168_k5120"}, {"source", kTritonFile}, {"language", "triton"}}));
+  ordered_json body = evaluation_request(key, kTritonFile, triton).to_json();
+  EXPECT_EQ(body["language"], "triton") << body.dump();
+  EXPECT_EQ(body["source"], kTritonFile);
+  EXPECT_FALSE(body.contains("workload")) << "the default workload is named by none";
   RunConfig cuda = run_config_from_json(expert_config({"params"}));
-  ordered_json cuda_body = evaluation_request({"gemm_n7168_k5120", "w1", "params", 0}, "// k", cuda);
+  ordered_json cuda_body = evaluation_request({"gemm_n7168_k5120", "w1", "params", 0}, "// k", cuda).to_json();
   EXPECT_FALSE(cuda_body.contains("language")) << cuda_body.dump();  // exactly what services before the field take
-  EXPECT_EQ(cuda_body, (ordered_json{{"definition", "gemm_n7168_k5120"}, {"source", "// k"}, {"workload", "w1"}}));
+  EXPECT_EQ(cuda_body["definition"], "gemm_n7168_k5120");
+  EXPECT_EQ(cuda_body["workload"], "w1");
+}
+
+// The run's eval_options become the request's typed options, read as the service reads them: a
+// misspelt or out-of-range option is the config's error, named, before anything is submitted.
+TEST(TritonServiceRequest, TheRunsEvalOptionsAreReadAsTheServiceReadsThem) {
+  RunConfig c = run_config_from_json(expert_config({"params"}));
+  c.eval_options = {{"trials", 3}, {"profile", false}, {"seed", 11u}};
+  EvalRequest r = evaluation_request({"gemm_n7168_k5120", "", "params", 0}, "// k", c);
+  ASSERT_TRUE(r.trials);
+  EXPECT_EQ(*r.trials, 3);
+  EXPECT_FALSE(r.profile);
+  EXPECT_TRUE(r.sanitize);
+  EXPECT_EQ(r.seed.value_or(0), 11u);
+  c.eval_options = {{"trails", 3}};
+  try {
+    (void)evaluation_request({"gemm_n7168_k5120", "", "params", 0}, "// k", c);
+    ADD_FAILURE() << "a misspelt option was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("trails"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("eval_options"), std::string::npos) << e.what();
+  }
+  c.eval_options = {{"trials", 0}};
+  EXPECT_THROW((void)evaluation_request({"gemm_n7168_k5120", "", "params", 0}, "// k", c), InputError);
 }
 
 TEST(TritonRunStore, CandidatesKeepTheirLanguageAndTheExportNamesThemPy) {

@@ -10,9 +10,17 @@ using namespace ptxbench;
 namespace {
 
 constexpr int64_t kAppId = 0x50544254;  // any id: these tests define their own kind of store
-const std::vector<std::vector<const char*>> kMigrations = {
-    {"CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL)"},
-    {"ALTER TABLE items ADD COLUMN note TEXT NOT NULL DEFAULT ''"},
+const StoreSchema kSchema = {kAppId,
+                             "test store",
+                             {
+                                 {"CREATE TABLE items (id INTEGER PRIMARY KEY, name TEXT NOT NULL)"},
+                                 {"ALTER TABLE items ADD COLUMN note TEXT NOT NULL DEFAULT ''"},
+                             }};
+
+/// A store's own error type, as NotesStore has (open_store<E> throws it instead of StoreError).
+class TestStoreError : public Error {
+ public:
+  explicit TestStoreError(const std::string& message) : Error("test store", message) {}
 };
 
 class SqliteDbTest : public ::testing::Test {
@@ -22,7 +30,7 @@ class SqliteDbTest : public ::testing::Test {
   /// A store of the test kind, written (WAL) and closed, with one row.
   void make_store(const std::string& file) {
     SqliteDb db(file);
-    db.open_store(kAppId, "test store", kMigrations);
+    db.open_store(kSchema);
     db.exec("INSERT INTO items (name) VALUES ('first')");
   }
   [[nodiscard]] std::vector<std::string> beside(const std::string& file) const {
@@ -81,20 +89,20 @@ TEST_F(SqliteDbTest, OpenStoreRefusesForeignEmptyAndNewerFiles) {
     SqliteDb db(other);
     db.exec("CREATE TABLE tasks (id TEXT)");
   }
-  std::string e = store_error([&] { SqliteDb(other).open_store(kAppId, "test store", kMigrations); });
+  std::string e = store_error([&] { SqliteDb(other).open_store(kSchema); });
   EXPECT_TRUE(contains(e, other + " is another SQLite database, not a ptxbench test store")) << e;
-  e = store_error([&] { SqliteDb(other, SqliteDb::Mode::read_only).open_store(kAppId, "test store", kMigrations); });
+  e = store_error([&] { SqliteDb(other, SqliteDb::Mode::read_only).open_store(kSchema); });
   EXPECT_TRUE(contains(e, "not a ptxbench test store")) << e;
 
   const std::string empty = path("empty.db");
   write_file_atomic(empty, "");
-  e = store_error([&] { SqliteDb(empty, SqliteDb::Mode::read_only).open_store(kAppId, "test store", kMigrations); });
+  e = store_error([&] { SqliteDb(empty, SqliteDb::Mode::read_only).open_store(kSchema); });
   EXPECT_TRUE(contains(e, empty + " is empty")) << e;
 
   const std::string newer = path("newer.db");
   make_store(newer);
   SqliteDb(newer).exec("PRAGMA user_version = 7");
-  e = store_error([&] { SqliteDb(newer, SqliteDb::Mode::read_only).open_store(kAppId, "test store", kMigrations); });
+  e = store_error([&] { SqliteDb(newer, SqliteDb::Mode::read_only).open_store(kSchema); });
   EXPECT_TRUE(contains(e, "schema version 7, newer")) << e;
 }
 
@@ -106,7 +114,7 @@ TEST_F(SqliteDbTest, ReadOnlyLeavesNothingBesideTheFile) {
   ASSERT_EQ(beside(file), std::vector<std::string>{}) << "the writer's close removes its side files";
   {
     SqliteDb db(file, SqliteDb::Mode::read_only);
-    db.open_store(kAppId, "test store", kMigrations);
+    db.open_store(kSchema);
     auto st = db.prepare("SELECT name FROM items");
     ASSERT_TRUE(st.step());
     EXPECT_EQ(st.text(0), "first");
@@ -134,11 +142,11 @@ TEST_F(SqliteDbTest, ReadOnlyMigratesAnOlderSchemaThenReads) {
   const std::string file = path();
   {
     SqliteDb db(file);
-    db.open_store(kAppId, "test store", {kMigrations[0]});  // version 1
+    db.open_store(StoreSchema{kAppId, "test store", {kSchema.migrations[0]}});  // version 1
     db.exec("INSERT INTO items (name) VALUES ('old')");
   }
   SqliteDb db(file, SqliteDb::Mode::read_only);
-  db.open_store(kAppId, "test store", kMigrations);
+  db.open_store(kSchema);
   EXPECT_EQ(db.pragma_int("user_version"), 2);
   auto st = db.prepare("SELECT name, note FROM items");
   ASSERT_TRUE(st.step());
@@ -151,8 +159,24 @@ TEST_F(SqliteDbTest, ExistingOpensButNeverCreates) {
   const std::string file = path();
   make_store(file);
   SqliteDb db(file, SqliteDb::Mode::existing);
-  db.open_store(kAppId, "test store", kMigrations);
+  db.open_store(kSchema);
   db.exec("INSERT INTO items (name) VALUES ('more')");
   EXPECT_EQ(db.mode(), SqliteDb::Mode::existing);
   EXPECT_EQ(db.path(), file);
+}
+
+TEST_F(SqliteDbTest, OpenStoreThrowsTheStoresOwnErrorTypeWhenAsked) {
+  const std::string other = path("other.db");
+  SqliteDb(other).exec("CREATE TABLE tasks (id TEXT)");
+  try {
+    SqliteDb(other).open_store<TestStoreError>(kSchema);
+    ADD_FAILURE() << "a foreign file was opened as a test store";
+  } catch (const TestStoreError& e) {
+    EXPECT_TRUE(contains(e.what(), other + " is another SQLite database, not a ptxbench test store")) << e.what();
+  }
+  const std::string file = path();
+  SqliteDb(file).open_store<TestStoreError>(kSchema);  // a new file becomes a store, nothing thrown
+  SqliteDb db(file, SqliteDb::Mode::existing);
+  EXPECT_EQ(db.pragma_int("application_id"), kAppId);
+  EXPECT_EQ(db.pragma_int("user_version"), 2);
 }

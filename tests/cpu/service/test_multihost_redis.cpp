@@ -422,7 +422,7 @@ TEST_F(MultiHostRedisTest, LoadSurvivesALostHostAndARedisCrashWithNothingLostOrT
                              << " s of the kill; last answer: " << health_raw;
   ordered_json probe;
   try {
-    probe = http.wait_done(probe_id, 30);
+    probe = http.wait_done(probe_id, 30).task;
   } catch (const Error& e) {
     ADD_FAILURE() << "the probe task " << probe_id << ": " << e.what();
   }

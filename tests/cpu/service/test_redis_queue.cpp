@@ -18,6 +18,7 @@
 #include "common/fs.h"
 #include "helpers/redis_server.h"
 #include "service/redis_client.h"
+#include "service/redis_host_registry.h"
 #include "service/redis_stream_queue.h"
 #include "service/redis_task_queue.h"
 
@@ -39,6 +40,13 @@ struct RedisTest : ::testing::Test {
   }
   RedisClient client() { return RedisClient(server->client_options()); }
 };
+
+// A verdict of `status` (the fields the queue cares about).
+Verdict verdict_of(Status status, std::string message = "") {
+  Verdict v = infra_verdict(std::move(message));
+  v.status = status;
+  return v;
+}
 
 std::set<std::string> ids(const std::vector<StreamEntry>& entries) {
   std::set<std::string> out;
@@ -311,10 +319,10 @@ TEST_F(RedisTest, TheClaimMakesAStaleCompleterLose) {
   EXPECT_EQ(b->token, 2);
   EXPECT_NE(qb.get(id)->note.find("lease expired"), std::string::npos);
   EXPECT_FALSE(qa.heartbeat(*a, 5)) << "a lost claim must not be renewable";
-  EXPECT_FALSE(qa.complete(*a, {{"status", "PASSED"}, {"message", "by A"}})) << "the stale completer must lose";
-  EXPECT_TRUE(qb.complete(*b, {{"status", "PASSED"}, {"message", "by B"}}));
-  EXPECT_FALSE(qb.complete(*b, {{"status", "PASSED"}, {"message", "by B again"}})) << "completed twice";
-  EXPECT_EQ((*qa.get(id)->verdict)["message"], "by B");
+  EXPECT_FALSE(qa.complete(*a, verdict_of(Status::PASSED, "by A"))) << "the stale completer must lose";
+  EXPECT_TRUE(qb.complete(*b, verdict_of(Status::PASSED, "by B")));
+  EXPECT_FALSE(qb.complete(*b, verdict_of(Status::PASSED, "by B again"))) << "completed twice";
+  EXPECT_EQ(qa.get(id)->verdict->message, "by B");
   RedisClient c = client();
   RedisStreamQueue stream(c, "ptxbench:tasks:sm_90a", "sm_90a");
   EXPECT_EQ(stream.pending().count, 0) << "completion acknowledges the entry";
@@ -343,7 +351,7 @@ TEST_F(RedisTest, APollTriesEveryPendingEntryInOneCall) {
     ASSERT_TRUE(c.has_value()) << i;
     running.push_back(*c);
   }
-  ASSERT_TRUE(qa.requeue(running[17], "infrastructure error", 3, {{"status", "INFRA_ERROR"}, {"message", "gave up"}}));  // handed back
+  ASSERT_TRUE(qa.requeue(running[17], "infrastructure error", 3, verdict_of(Status::INFRA_ERROR, "gave up")));  // handed back
   RedisClient c = client();
   c.command({"CONFIG", "RESETSTAT"});
   auto b = qb.claim("gpu0", 30, 0);
@@ -355,7 +363,7 @@ TEST_F(RedisTest, APollTriesEveryPendingEntryInOneCall) {
   EXPECT_FALSE(qb.claim("gpu1", 30, 1).has_value()) << "every other task is held";
   EXPECT_EQ(command_calls(c, "evalsha"), 1);
   c.command({"SCRIPT", "FLUSH"});  // as after a restart without the scripts
-  EXPECT_TRUE(qb.complete(*b, {{"status", "PASSED"}, {"message", "by B"}}));
+  EXPECT_TRUE(qb.complete(*b, verdict_of(Status::PASSED, "by B")));
   EXPECT_EQ(qb.get(b->task.id)->state, TaskState::done);
 }
 
@@ -385,26 +393,28 @@ TEST_F(RedisTest, WorkersOfEveryHostAreListedAndASilentOneIsGone) {
   QueueConfig config = host_queue(*server, "hostA");
   config.gone_after_s = 0.3;
   RedisTaskQueue qa(config), qb(host_queue(*server, "hostB"));
-  qa.record_health(0, "healthy", {{"canary_us", 10.0}});
-  qb.record_health(1, "unhealthy", ordered_json::object());
+  RedisHostRegistry ra(config), rb(host_queue(*server, "hostB"));
+  ra.record_health(0, "healthy", {{"canary_us", 10.0}});
+  rb.record_health(1, "unhealthy", ordered_json::object());
   EXPECT_FALSE(qa.claim("gpu0", 5, 0).has_value());
   EXPECT_FALSE(qb.claim("gpu1", 5, 1).has_value());
-  auto listed = qa.worker_records();
+  auto listed = ra.worker_records();
   ASSERT_EQ(listed.size(), 2u);
   EXPECT_EQ(listed[0].worker, "hostA/gpu0");
   EXPECT_EQ(listed[0].state, "healthy");
   EXPECT_EQ(listed[1].host, "hostB");
   EXPECT_EQ(listed[1].device, 1);
   EXPECT_EQ(listed[1].state, "unhealthy");
-  EXPECT_EQ(qa.health_records().size(), 1u) << "health_records() is this host's";
+  EXPECT_EQ(listed[0].detail["canary_us"], 10.0);
+  EXPECT_EQ(ra.health_records().size(), 1u) << "health_records() is this host's";
   sleep_ms(1100);  // beats are written at most once a second
   EXPECT_FALSE(qb.claim("gpu1", 5, 1).has_value());
-  listed = qa.worker_records();
+  listed = ra.worker_records();
   EXPECT_EQ(listed[0].state, "gone") << "hostA/gpu0 has been silent for longer than 0.3 s";
   EXPECT_EQ(listed[1].state, "unhealthy");
-  qa.clear_health();
-  EXPECT_TRUE(qa.health_records().empty());
-  EXPECT_EQ(qb.health_records().size(), 1u) << "clear_health forgets only its own host's records";
+  ra.clear_health();
+  EXPECT_TRUE(ra.health_records().empty());
+  EXPECT_EQ(rb.health_records().size(), 1u) << "clear_health forgets only its own host's records";
 }
 
 TEST_F(RedisTest, ACrashOfRedisWithAofLosesNoTaskNorClaim) {
@@ -413,8 +423,8 @@ TEST_F(RedisTest, ACrashOfRedisWithAofLosesNoTaskNorClaim) {
   for (int i = 0; i < 50; ++i) ids.push_back(qa.enqueue_once({{"n", i}}, "key-" + std::to_string(i)).id);
   std::vector<Claim> claims;
   for (int i = 0; i < 20; ++i) claims.push_back(*qa.claim("gpu0", 60, 0));
-  ASSERT_TRUE(qa.complete(claims[0], {{"status", "PASSED"}}));
-  ASSERT_TRUE(qa.complete(claims[1], {{"status", "COMPILE_ERROR"}}));
+  ASSERT_TRUE(qa.complete(claims[0], verdict_of(Status::PASSED)));
+  ASSERT_TRUE(qa.complete(claims[1], verdict_of(Status::COMPILE_ERROR)));
 
   server->kill();  // kill -9: only what appendfsync wrote survives
   EXPECT_THROW(qa.state_counts(), RedisConnectionError) << "a dead server must be a connection error";
@@ -429,12 +439,12 @@ TEST_F(RedisTest, ACrashOfRedisWithAofLosesNoTaskNorClaim) {
   EXPECT_EQ(next->task.id, ids[20]) << "the group's position survived: the next task is the 21st";
   // So did the claims: still current, each completes once.
   EXPECT_TRUE(qa.heartbeat(claims[2], 60));
-  EXPECT_TRUE(qa.complete(claims[2], {{"status", "PASSED"}}));
-  EXPECT_FALSE(qb.complete(claims[2], {{"status", "PASSED"}}));
+  EXPECT_TRUE(qa.complete(claims[2], verdict_of(Status::PASSED)));
+  EXPECT_FALSE(qb.complete(claims[2], verdict_of(Status::PASSED)));
 
   server->stop();  // a graceful restart as well
   server->start();
   EXPECT_EQ(qa.state_counts(), (std::map<std::string, int64_t>{{"queued", 29}, {"running", 18}, {"done", 3}}));
-  EXPECT_EQ(qa.get(ids[2])->status, "PASSED");
+  EXPECT_EQ(qa.get(ids[2])->status, Status::PASSED);
   EXPECT_EQ(qa.counters().evaluations["PASSED"], 2);
 }

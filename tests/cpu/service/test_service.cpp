@@ -129,17 +129,17 @@ TEST_F(ServiceTest, ValidatesRequestsWithClearErrors) {
   HttpResult metrics = client.request("GET", "/metrics");
   EXPECT_NE(metrics.body.find("ptxbench_queue_tasks{state=\"queued\"}"), std::string::npos);
   EXPECT_NE(metrics.body.find("ptxbench_worker_up{device=\"0\",worker=\"gpu0\"} 1"), std::string::npos) << metrics.body;
-  EXPECT_THROW(client.submit({{"definition", "gemm_n7168_k5120"}}), InputError);
+  EXPECT_THROW(client.submit_body({{"definition", "gemm_n7168_k5120"}}), InputError);
 }
 
 TEST_F(ServiceTest, SpreadsWorkOverEveryWorkerAndFinishesEachTaskOnce) {
   ServiceProcess service(db(), 3);
   ServiceClient client(service.url());
   std::vector<std::string> ids;
-  for (int i = 0; i < 24; ++i) ids.push_back(client.submit(submission("// PTXB_FAKE_SECONDS=0.1 task " + std::to_string(i))));
+  for (int i = 0; i < 24; ++i) ids.push_back(client.submit_body(submission("// PTXB_FAKE_SECONDS=0.1 task " + std::to_string(i))));
   std::set<std::string> workers;
   for (const auto& id : ids) {
-    ordered_json t = client.wait_done(id, 60);
+    ordered_json t = client.wait_done(id, 60).task;
     EXPECT_EQ(t["status"], "PASSED");
     EXPECT_EQ(t["attempts"], 1);
     EXPECT_EQ(t["verdict"]["service"]["task"], id);
@@ -149,7 +149,7 @@ TEST_F(ServiceTest, SpreadsWorkOverEveryWorkerAndFinishesEachTaskOnce) {
     workers.insert(t["worker"].get<std::string>());
   }
   EXPECT_EQ(workers.size(), 3u) << "all three workers should have taken tasks";
-  ordered_json incorrect = client.wait_done(client.submit(submission("// PTXB_FAKE_STATUS=INCORRECT_NUMERICAL")), 30);
+  ordered_json incorrect = client.wait_done(client.submit_body(submission("// PTXB_FAKE_STATUS=INCORRECT_NUMERICAL")), 30).task;
   EXPECT_EQ(incorrect["status"], "INCORRECT_NUMERICAL");
   EXPECT_EQ(incorrect["attempts"], 1) << "a candidate's failure is a verdict, not a retry";
 }
@@ -159,7 +159,7 @@ TEST_F(ServiceTest, AcceptedTasksSurviveAKillOfTheService) {
   {
     ServiceProcess service(db(), 2);
     ServiceClient client(service.url());
-    for (int i = 0; i < 12; ++i) ids.push_back(client.submit(submission("// PTXB_FAKE_SECONDS=0.4 #" + std::to_string(i))));
+    for (int i = 0; i < 12; ++i) ids.push_back(client.submit_body(submission("// PTXB_FAKE_SECONDS=0.4 #" + std::to_string(i))));
     std::this_thread::sleep_for(std::chrono::milliseconds(600));  // some done, some running, most queued
     service.crash();
   }
@@ -167,7 +167,7 @@ TEST_F(ServiceTest, AcceptedTasksSurviveAKillOfTheService) {
   ServiceClient client(again.url());
   int rerun = 0;
   for (const auto& id : ids) {
-    ordered_json t = client.wait_done(id, 60);
+    ordered_json t = client.wait_done(id, 60).task;
     EXPECT_EQ(t["status"], "PASSED") << t.dump();
     if (t["attempts"].get<int>() > 1) ++rerun;
   }
@@ -184,16 +184,16 @@ TEST_F(ServiceTest, AcceptedTasksSurviveAKillOfTheService) {
 TEST_F(ServiceTest, CrashingWorkersAreRestartedAndAPoisonTaskIsGivenUp) {
   ServiceProcess service(db(), 2);
   ServiceClient client(service.url());
-  std::string poison = client.submit(submission("// PTXB_FAKE_CRASH"));
-  std::string infra = client.submit(submission("// PTXB_FAKE_STATUS=INFRA_ERROR"));
+  std::string poison = client.submit_body(submission("// PTXB_FAKE_CRASH"));
+  std::string infra = client.submit_body(submission("// PTXB_FAKE_STATUS=INFRA_ERROR"));
   std::vector<std::string> good;
-  for (int i = 0; i < 6; ++i) good.push_back(client.submit(submission("// fine " + std::to_string(i))));
-  for (const auto& id : good) EXPECT_EQ(client.wait_done(id, 60)["status"], "PASSED");
-  ordered_json p = client.wait_done(poison, 60);
+  for (int i = 0; i < 6; ++i) good.push_back(client.submit_body(submission("// fine " + std::to_string(i))));
+  for (const auto& id : good) EXPECT_EQ(client.wait_done(id, 60).task["status"], "PASSED");
+  ordered_json p = client.wait_done(poison, 60).task;
   EXPECT_EQ(p["status"], "INFRA_ERROR");
   EXPECT_EQ(p["attempts"], 3);
   EXPECT_NE(p["verdict"]["message"].get<std::string>().find("gave up"), std::string::npos);
-  ordered_json i = client.wait_done(infra, 60);
+  ordered_json i = client.wait_done(infra, 60).task;
   EXPECT_EQ(i["status"], "INFRA_ERROR");
   EXPECT_EQ(i["attempts"], 3);
   ordered_json health = ordered_json::parse(client.request("GET", "/v1/health").body);
@@ -234,17 +234,17 @@ TEST_F(ServiceTest, AnUnhealthyGpuAfterAKillRequeuesTheTaskAndASickGpuIsExcluded
   ::unsetenv("PTXBENCH_FAKE_SICK_DEVICES");
   ServiceClient client(service.url());
   // A TIMEOUT on a healthy GPU is the candidate's verdict; one that breaks the GPU is re-run.
-  ordered_json plain = client.wait_done(client.submit(submission("// PTXB_FAKE_STATUS=TIMEOUT")), 60);
+  ordered_json plain = client.wait_done(client.submit_body(submission("// PTXB_FAKE_STATUS=TIMEOUT")), 60).task;
   EXPECT_EQ(plain["status"], "TIMEOUT");
   EXPECT_EQ(plain["attempts"], 1);
-  ordered_json broke = client.wait_done(client.submit(submission("// PTXB_FAKE_STATUS=TIMEOUT PTXB_FAKE_BREAKS_GPU")), 90);
+  ordered_json broke = client.wait_done(client.submit_body(submission("// PTXB_FAKE_STATUS=TIMEOUT PTXB_FAKE_BREAKS_GPU")), 90).task;
   EXPECT_EQ(broke["status"], "INFRA_ERROR") << broke.dump();
   EXPECT_EQ(broke["attempts"], 3);
   EXPECT_NE(broke["verdict"]["message"].get<std::string>().find("GPU unhealthy after this evaluation"), std::string::npos);
   // Device 1 fails every health check: it never takes work and ends up excluded.
   std::vector<std::string> ids;
-  for (int i = 0; i < 5; ++i) ids.push_back(client.submit(submission("// ok " + std::to_string(i))));
-  for (const auto& id : ids) EXPECT_EQ(client.wait_done(id, 60)["worker"], "gpu0");
+  for (int i = 0; i < 5; ++i) ids.push_back(client.submit_body(submission("// ok " + std::to_string(i))));
+  for (const auto& id : ids) EXPECT_EQ(client.wait_done(id, 60).task["worker"], "gpu0");
   ordered_json gpus;
   for (int i = 0; i < 150; ++i) {
     gpus = ordered_json::parse(client.request("GET", "/v1/health").body)["gpus"];
@@ -275,13 +275,13 @@ TEST_F(ServiceTest, TheLogLevelGoesToTheWorkersAndAnUnknownOneIsRefused) {
   {
     ServiceProcess verbose(db(), 1, 3, {"--log-level", "debug"});
     ServiceClient client(verbose.url());
-    id = client.submit(submission("// PTXB_FAKE_SECONDS=0.01 verbose"));
-    EXPECT_EQ(client.wait_done(id, 30)["status"], "PASSED");
+    id = client.submit_body(submission("// PTXB_FAKE_SECONDS=0.01 verbose"));
+    EXPECT_EQ(client.wait_done(id, 30).task["status"], "PASSED");
     EXPECT_TRUE(log_shows(verbose, "Z debug [gpu0] task " + id + " done: PASSED")) << verbose.log();
   }
   ServiceProcess quiet(db(), 1, 3, {"--log-level", "warn"});
   ServiceClient client(quiet.url());
-  EXPECT_EQ(client.wait_done(client.submit(submission("// PTXB_FAKE_SECONDS=0.01 quiet")), 30)["status"], "PASSED");
+  EXPECT_EQ(client.wait_done(client.submit_body(submission("// PTXB_FAKE_SECONDS=0.01 quiet")), 30).task["status"], "PASSED");
   EXPECT_EQ(quiet.log().find("Z info "), std::string::npos) << quiet.log();
   EXPECT_EQ(quiet.log().find("Z debug "), std::string::npos) << quiet.log();
 }
@@ -296,21 +296,21 @@ TEST_F(ServiceTest, ResentSubmissionsWithAnIdempotencyKeyMakeNoTwin) {
   EXPECT_EQ(again.status, 200) << again.body;
   std::string id = ordered_json::parse(first.body)["id"];
   EXPECT_EQ(ordered_json::parse(again.body)["id"], id);
-  EXPECT_EQ(client.submit(ordered_json::parse(body), "run7-turn3"), id);
+  EXPECT_EQ(client.submit_body(ordered_json::parse(body), "run7-turn3"), id);
   HttpResult other = client.request("POST", "/v1/evaluations", submission("// another").dump(), 10, {"Idempotency-Key: run7-turn3"});
   EXPECT_EQ(other.status, 409) << other.body;
   EXPECT_NE(other.body.find("different request"), std::string::npos);
   HttpResult bad = client.request("POST", "/v1/evaluations", body, 10, {"Idempotency-Key: no spaces allowed"});
   EXPECT_EQ(bad.status, 400) << bad.body;
-  EXPECT_NE(client.submit(ordered_json::parse(body)), id) << "no key: a new task";
-  EXPECT_EQ(client.wait_done(id, 30)["attempts"], 1);
+  EXPECT_NE(client.submit_body(ordered_json::parse(body)), id) << "no key: a new task";
+  EXPECT_EQ(client.wait_done(id, 30).task["attempts"], 1);
 }
 
 TEST_F(ServiceTest, WorkersSharingAGpuOverlapUntimedWorkButNeverATimedStage) {
   ServiceProcess service(db(), 1, 3, {"--workers-per-gpu", "3"});
   ServiceClient client(service.url());
   std::vector<std::string> ids;
-  for (int i = 0; i < 18; ++i) ids.push_back(client.submit(submission("// PTXB_FAKE_SECONDS=0.3 #" + std::to_string(i))));
+  for (int i = 0; i < 18; ++i) ids.push_back(client.submit_body(submission("// PTXB_FAKE_SECONDS=0.3 #" + std::to_string(i))));
   struct Interval {
     double from, to;
     bool exclusive;
@@ -319,7 +319,7 @@ TEST_F(ServiceTest, WorkersSharingAGpuOverlapUntimedWorkButNeverATimedStage) {
   std::vector<Interval> holds;
   std::set<std::string> workers;
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    ordered_json t = client.wait_done(ids[i], 60);
+    ordered_json t = client.wait_done(ids[i], 60).task;
     ASSERT_EQ(t["status"], "PASSED") << t.dump();
     workers.insert(t["worker"].get<std::string>());
     const auto& h = t["verdict"]["gpu_lock_holds"];
@@ -404,17 +404,30 @@ TEST_F(ServiceTest, LoadDriverReportsAServiceGoneBeyondItsOutageAsTheEnvironment
 TEST_F(ServiceTest, AClientTellsAForgottenTaskAndReadsAVerdictDocument) {
   ServiceProcess service(db(), 1);
   ServiceClient client(service.url());
-  std::string id = client.submit({{"definition", "gemm_n7168_k5120"}, {"source", "// PTXB_FAKE_SECONDS=0.01"}});
-  ordered_json done = client.wait_done(id, 30);
+  EvalRequest request;
+  request.definition = "gemm_n7168_k5120";
+  request.source = "// PTXB_FAKE_SECONDS=0.01";
+  request.trials = 2;
+  std::string id = client.submit(request);
+  FinishedEvaluation done = client.wait_done(id, 30);
   EXPECT_FALSE(client.forgot(id));
   EXPECT_TRUE(client.forgot("0123456789abcdef0123456789abcdef"));
-  ordered_json doc = ServiceClient::verdict_document(done);
-  EXPECT_EQ(doc["status"], "PASSED");
-  EXPECT_EQ(doc, done["verdict"]);
-  ordered_json bare = ServiceClient::verdict_document({{"state", "done"}, {"status", "TIMEOUT"}});
-  EXPECT_EQ(bare["status"], "TIMEOUT");
-  EXPECT_NE(bare["message"].get<std::string>().find("returned no verdict"), std::string::npos);
-  EXPECT_EQ(ServiceClient::verdict_document({{"state", "done"}})["status"], "INFRA_ERROR");
+  EXPECT_EQ(done.id, id);
+  EXPECT_EQ(done.status, Status::PASSED);
+  ASSERT_TRUE(done.verdict) << done.problem;
+  EXPECT_EQ(done.verdict->to_json(), done.task["verdict"]) << "the verdict reads and writes back the same";
+  EXPECT_EQ(done.verdict_or_bare().status, Status::PASSED);
+  FinishedEvaluation bare = read_finished_task({{"state", "done"}, {"status", "TIMEOUT"}});
+  EXPECT_EQ(bare.status, Status::TIMEOUT);
+  EXPECT_FALSE(bare.verdict);
+  EXPECT_NE(bare.verdict_or_bare().message.find("returned no verdict"), std::string::npos);
+  EXPECT_EQ(read_finished_task({{"state", "done"}}).status, Status::INFRA_ERROR);
+  // A verdict this build cannot read is ours, not the kernel's: INFRA_ERROR, saying why.
+  FinishedEvaluation newer = read_finished_task(
+      {{"state", "done"}, {"status", "PASSED"}, {"verdict", {{"schema", "ptxbench.verdict"}, {"schema_version", 99}, {"status", "PASSED"}}}});
+  EXPECT_EQ(newer.status, Status::INFRA_ERROR);
+  EXPECT_FALSE(newer.verdict);
+  EXPECT_NE(newer.verdict_or_bare().message.find("unreadable"), std::string::npos) << newer.problem;
 }
 
 // `suite load` sends a Triton case's language with its source (a CUDA case names none), and the
@@ -557,7 +570,7 @@ TEST_F(ServiceTest, ASecondServiceOnTheSameQueueIsRefused) {
   first.crash();
   ServiceProcess after(db(), 1);
   ServiceClient client(after.url());
-  EXPECT_EQ(client.wait_done(client.submit(submission("// PTXB_FAKE_SECONDS=0.01")), 30)["status"], "PASSED");
+  EXPECT_EQ(client.wait_done(client.submit_body(submission("// PTXB_FAKE_SECONDS=0.01")), 30).task["status"], "PASSED");
 }
 
 // A restarted service first kills what its killed predecessor left running in its scratch root

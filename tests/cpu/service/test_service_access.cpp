@@ -197,11 +197,11 @@ TEST_F(ServiceAccess, WithATokenEveryRouteAnswers401WithoutIt) {
   EXPECT_EQ(right.request("GET", "/metrics").status, 200);
   EXPECT_EQ(right.request("GET", "/v1/definitions").status, 200);
   EXPECT_EQ(right.request("GET", "/no/such/route").status, 404);
-  EXPECT_EQ(right.wait_done(right.submit(submission("// PTXB_FAKE_SECONDS=0.01")), 30)["status"], "PASSED");
+  EXPECT_EQ(right.wait_done(right.submit_body(submission("// PTXB_FAKE_SECONDS=0.01")), 30).task["status"], "PASSED");
 
   // The client side: a 401 is AccessDenied saying what to do, for every call.
   try {
-    anonymous.submit(submission("// x"));
+    anonymous.submit_body(submission("// x"));
     ADD_FAILURE() << "submitted without a token";
   } catch (const AccessDenied& e) {
     EXPECT_NE(std::string(e.what()).find("needs an access token: give --token-file FILE"), std::string::npos) << e.what();

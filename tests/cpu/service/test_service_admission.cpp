@@ -24,6 +24,12 @@ using namespace ptxbench;
 
 namespace {
 
+Verdict verdict_of(Status status) {
+  Verdict v = infra_verdict("");
+  v.status = status;
+  return v;
+}
+
 /// Captures what the default logger says during one test.
 class LogCapture {
  public:
@@ -115,7 +121,7 @@ TEST_F(ServiceAdmission, AClientOverItsQuotaGets429AndAFullQueue503) {
   ASSERT_TRUE(running.has_value());
   EXPECT_EQ(running->task.id, id_of(a1));
   EXPECT_EQ(alice.request("POST", "/v1/evaluations", body("// a3")).status, 429);
-  ASSERT_TRUE(q.complete(*running, {{"status", "PASSED"}}));
+  ASSERT_TRUE(q.complete(*running, verdict_of(Status::PASSED)));
   HttpResult a3_later = alice.request("POST", "/v1/evaluations", body("// a3"));
   EXPECT_EQ(a3_later.status, 202) << a3_later.body;
 
@@ -170,17 +176,17 @@ TEST_F(ServiceAdmission, EachTaskRemembersItsClientAndEverySubmissionIsLogged) {
 TEST_F(ServiceAdmission, TheClientWaitsOutItsQuota) {
   start({0, 1});
   ServiceClient alice = client("alice");
-  std::string first = alice.submit(ordered_json::parse(body("// first")));
-  EXPECT_THROW(client("alice", 0.2).submit(ordered_json::parse(body("// impatient"))), ServiceBusy);
+  std::string first = alice.submit_body(ordered_json::parse(body("// first")));
+  EXPECT_THROW(client("alice", 0.2).submit_body(ordered_json::parse(body("// impatient"))), ServiceBusy);
   std::thread finisher([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
     SqliteTaskQueue q(db);
     auto c = q.claim("w", 60);
     ASSERT_TRUE(c.has_value());
-    q.complete(*c, {{"status", "PASSED"}});
+    q.complete(*c, verdict_of(Status::PASSED));
   });
   auto t0 = std::chrono::steady_clock::now();
-  std::string second = alice.submit(ordered_json::parse(body("// second")), "second-key");
+  std::string second = alice.submit_body(ordered_json::parse(body("// second")), "second-key");
   double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   finisher.join();
   EXPECT_NE(second, first);

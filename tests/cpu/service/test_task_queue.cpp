@@ -1,8 +1,9 @@
 // The durable queue's contract, run against both backends (SQLite on one host, Redis Streams
 // across hosts: a real loopback redis-server): FIFO claims, completion at most once per claim,
-// lease expiry, re-queue with an attempt limit, the avoid window, concurrent claimers over separate
-// connections, retention, counters. Then what only SQLite has: migrations and a restarted
-// service's recovery of running tasks.
+// verdicts stored as they were given, lease expiry, re-queue with an attempt limit, the avoid
+// window (with the host registry's health records), concurrent claimers over separate
+// connections, retention, counters; the host registry's own contract. Then what only SQLite has:
+// migrations and a restarted service's recovery of running tasks.
 #include <gtest/gtest.h>
 
 #include <fmt/format.h>
@@ -14,8 +15,11 @@
 #include "common/fs.h"
 #include "common/sqlite_db.h"
 #include "helpers/redis_server.h"
+#include "service/redis_host_registry.h"
 #include "service/redis_task_queue.h"
+#include "service/service_api.h"
 #include "service/service_metrics.h"
+#include "service/sqlite_host_registry.h"
 #include "service/sqlite_task_queue.h"
 
 using namespace ptxbench;
@@ -23,10 +27,19 @@ using namespace ptxbench;
 namespace {
 ordered_json request(int n) { return {{"definition", "gemm_n7168_k5120"}, {"n", n}}; }
 
+// A verdict of `status` (the fields the queue cares about).
+Verdict verdict_of(Status status, std::string message = "") {
+  Verdict v = infra_verdict(std::move(message));
+  v.status = status;
+  return v;
+}
+
 struct SqliteBackend {
   TempDir dir;
   static bool available() { return true; }
-  std::unique_ptr<TaskQueue> open() { return std::make_unique<SqliteTaskQueue>((dir.path() / "queue.db").string(), "test"); }
+  std::string path() const { return (dir.path() / "queue.db").string(); }
+  std::unique_ptr<TaskQueue> open() { return std::make_unique<SqliteTaskQueue>(path()); }
+  std::unique_ptr<HostRegistry> open_registry() { return std::make_unique<SqliteHostRegistry>(path(), "test"); }
 };
 
 // One redis-server for the whole test program; each test its own key prefix (its own queue).
@@ -38,13 +51,15 @@ struct RedisBackend {
     return s;
   }
   std::string prefix = "t" + new_task_id().substr(0, 12);
-  std::unique_ptr<TaskQueue> open() {
+  QueueConfig config() const {
     QueueConfig c;
     c.location = fmt::format("redis://{}@127.0.0.1:{}?prefix={}", server().user(), server().port(), prefix);
     c.password_file = server().password_file().string();
     c.host = "test";
-    return std::make_unique<RedisTaskQueue>(c);
+    return c;
   }
+  std::unique_ptr<TaskQueue> open() { return std::make_unique<RedisTaskQueue>(config()); }
+  std::unique_ptr<HostRegistry> open_registry() { return std::make_unique<RedisHostRegistry>(config()); }
 };
 
 template <class Backend>
@@ -54,6 +69,7 @@ struct QueueContract : ::testing::Test {
     if (!Backend::available()) GTEST_SKIP() << "redis-server is not installed (scripts/setup.sh installs the Debian package)";
   }
   std::unique_ptr<TaskQueue> open() { return backend.open(); }
+  std::unique_ptr<HostRegistry> open_registry() { return backend.open_registry(); }
 };
 struct BackendNames {
   template <class T>
@@ -83,16 +99,57 @@ TYPED_TEST(QueueContract, ClaimsInOrderAndCompletesOnce) {
   EXPECT_EQ(c1->task.request["n"], 1);
   EXPECT_EQ(c1->token, 1);
   EXPECT_EQ(q.state_counts()["running"], 1);
-  EXPECT_TRUE(q.complete(*c1, {{"status", "PASSED"}}));
-  EXPECT_FALSE(q.complete(*c1, {{"status", "PASSED"}})) << "a second completion must be refused";
+  EXPECT_TRUE(q.complete(*c1, verdict_of(Status::PASSED)));
+  EXPECT_FALSE(q.complete(*c1, verdict_of(Status::PASSED))) << "a second completion must be refused";
   auto done = q.get(a);
   ASSERT_TRUE(done.has_value());
   EXPECT_EQ(done->state, TaskState::done);
-  EXPECT_EQ(done->status, "PASSED");
-  EXPECT_EQ((*done->verdict)["status"], "PASSED");
+  EXPECT_EQ(done->status, Status::PASSED);
+  ASSERT_TRUE(done->verdict.has_value());
+  EXPECT_EQ(done->verdict->status, Status::PASSED);
   EXPECT_EQ(q.claim("w0", 60)->task.id, b);
   EXPECT_EQ(q.status_counts()["PASSED"], 1);
   EXPECT_FALSE(q.get("nope").has_value());
+}
+
+// The queue keeps the verdict as the worker gave it: read back, and as GET /v1/evaluations/{id}
+// sends it, it is the same document (keys of other layers included).
+TYPED_TEST(QueueContract, AVerdictIsStoredAsItWasGiven) {
+  auto q_owner = this->open();
+  TaskQueue& q = *q_owner;
+  std::string id = q.enqueue(request(1));
+  auto c = q.claim("w", 60);
+  ASSERT_TRUE(c.has_value());
+  Verdict v = verdict_of(Status::INCORRECT_NUMERICAL, "3 of 8 elements differ");
+  v.definition = "gemm_n7168_k5120";
+  v.arch = "sm_90a";
+  v.speedup = 1.25;
+  v.seed = 42;
+  v.extra["service"] = {{"task", id}, {"worker", c->worker}, {"attempt", c->token}};
+  ASSERT_TRUE(q.complete(*c, v));
+  auto t = q.get(id);
+  ASSERT_TRUE(t.has_value() && t->verdict.has_value());
+  EXPECT_EQ(t->verdict->to_json(), v.to_json());
+  EXPECT_EQ(t->verdict->extra["service"]["attempt"], 1);
+  ordered_json sent = task_json(*t);
+  EXPECT_EQ(sent["status"], "INCORRECT_NUMERICAL");
+  EXPECT_EQ(sent["verdict"], v.to_json());
+  EXPECT_EQ(task_json(*q.get(q.enqueue(request(2)))).count("verdict"), 0u) << "a queued task has no verdict yet";
+}
+
+// A task whose workers keep dying is finished with the shared INFRA_ERROR verdict, saying why.
+TYPED_TEST(QueueContract, ATaskThatKeepsKillingWorkersEndsWithAnInfraVerdict) {
+  auto q_owner = this->open();
+  TaskQueue& q = *q_owner;
+  std::string id = q.enqueue(request(1));
+  ASSERT_TRUE(q.claim("gpu0", 60).has_value());
+  EXPECT_EQ(q.recover_worker("gpu0", "worker gpu0 killed", 1), 1);
+  auto t = q.get(id);
+  ASSERT_TRUE(t.has_value() && t->verdict.has_value());
+  EXPECT_EQ(t->state, TaskState::done);
+  EXPECT_EQ(t->status, Status::INFRA_ERROR);
+  EXPECT_EQ(t->note, "worker gpu0 killed");
+  EXPECT_EQ(t->verdict->to_json(), infra_verdict("worker gpu0 killed; gave up after 1 attempts").to_json());
 }
 
 TYPED_TEST(QueueContract, ExpiredLeaseGoesBackAndTheStaleClaimCannotComplete) {
@@ -108,10 +165,10 @@ TYPED_TEST(QueueContract, ExpiredLeaseGoesBackAndTheStaleClaimCannotComplete) {
   ASSERT_TRUE(second.has_value());
   EXPECT_EQ(second->token, 2);
   EXPECT_FALSE(q.heartbeat(*first, 60));
-  EXPECT_FALSE(q.complete(*first, {{"status", "PASSED"}}));
+  EXPECT_FALSE(q.complete(*first, verdict_of(Status::PASSED)));
   EXPECT_TRUE(q.heartbeat(*second, 60));
-  EXPECT_TRUE(q.complete(*second, {{"status", "INCORRECT_NUMERICAL"}}));
-  EXPECT_EQ(q.get(id)->status, "INCORRECT_NUMERICAL");
+  EXPECT_TRUE(q.complete(*second, verdict_of(Status::INCORRECT_NUMERICAL)));
+  EXPECT_EQ(q.get(id)->status, Status::INCORRECT_NUMERICAL);
 }
 
 TYPED_TEST(QueueContract, InfraFailuresRequeueUntilTheAttemptLimit) {
@@ -121,22 +178,23 @@ TYPED_TEST(QueueContract, InfraFailuresRequeueUntilTheAttemptLimit) {
   for (int attempt = 1; attempt <= 2; ++attempt) {
     auto c = q.claim("w", 60);
     ASSERT_TRUE(c.has_value());
-    EXPECT_TRUE(q.requeue(*c, "GPU unhealthy", 3, {{"status", "INFRA_ERROR"}}));
+    EXPECT_TRUE(q.requeue(*c, "GPU unhealthy", 3, verdict_of(Status::INFRA_ERROR)));
     EXPECT_EQ(q.get(id)->state, TaskState::queued);
     EXPECT_EQ(q.get(id)->note, "GPU unhealthy");
   }
   auto last = q.claim("w", 60);
-  EXPECT_TRUE(q.requeue(*last, "GPU unhealthy", 3, {{"message", "gave up after 3 attempts"}}));
+  EXPECT_TRUE(q.requeue(*last, "GPU unhealthy", 3, infra_verdict("gave up after 3 attempts")));
   auto t = q.get(id);
   EXPECT_EQ(t->state, TaskState::done);
-  EXPECT_EQ(t->status, "INFRA_ERROR");
+  EXPECT_EQ(t->status, Status::INFRA_ERROR);
+  EXPECT_EQ(t->verdict->message, "gave up after 3 attempts");
   EXPECT_EQ(t->attempts, 3);
 }
 
 TYPED_TEST(QueueContract, ConcurrentClaimersNeverShareATask) {
   {
     auto q_owner = this->open();
-  TaskQueue& q = *q_owner;
+    TaskQueue& q = *q_owner;
     for (int i = 0; i < 200; ++i) q.enqueue(request(i));
   }
   std::mutex m;
@@ -145,11 +203,11 @@ TYPED_TEST(QueueContract, ConcurrentClaimersNeverShareATask) {
   for (int w = 0; w < 4; ++w)
     workers.emplace_back([&, w] {
       auto q_owner = this->open();
-  TaskQueue& q = *q_owner;  // its own connection, as a worker process has
+      TaskQueue& q = *q_owner;  // its own connection, as a worker process has
       while (auto c = q.claim("w" + std::to_string(w), 60)) {
         std::lock_guard<std::mutex> lock(m);
         claimed.insert(c->task.id);
-        EXPECT_TRUE(q.complete(*c, {{"status", "PASSED"}}));
+        EXPECT_TRUE(q.complete(*c, verdict_of(Status::PASSED)));
       }
     });
   for (auto& t : workers) t.join();
@@ -164,7 +222,7 @@ TYPED_TEST(QueueContract, FinishedTasksExpire) {
   auto q_owner = this->open();
   TaskQueue& q = *q_owner;
   std::string done = q.enqueue(request(1)), waiting = q.enqueue(request(2));
-  q.complete(*q.claim("w", 60), {{"status", "PASSED"}});
+  q.complete(*q.claim("w", 60), verdict_of(Status::PASSED));
   EXPECT_EQ(q.expire_finished(3600), 0);
   EXPECT_EQ(q.expire_finished(-1), 1);
   EXPECT_FALSE(q.get(done).has_value());
@@ -176,8 +234,9 @@ TYPED_TEST(QueueContract, FinishedTasksExpire) {
 TYPED_TEST(QueueContract, ATaskThatFailedOnAGpuGoesToAnotherGpuFirst) {
   auto q_owner = this->open();
   TaskQueue& q = *q_owner;
-  q.record_health(0, "healthy", ordered_json::object());
-  q.record_health(1, "healthy", ordered_json::object());
+  auto registry = this->open_registry();  // the claim's avoid window reads the registry's records
+  registry->record_health(0, "healthy", ordered_json::object());
+  registry->record_health(1, "healthy", ordered_json::object());
   std::string a = q.enqueue(request(1));
   std::string b = q.enqueue(request(2));
   auto on1 = q.claim("gpu1.0", 60, 1, 30);
@@ -194,7 +253,7 @@ TYPED_TEST(QueueContract, ATaskThatFailedOnAGpuGoesToAnotherGpuFirst) {
   EXPECT_EQ(on0->token, 2);
 
   // An infrastructure error re-queues the same way; with no window GPU 1 may take it back at once.
-  EXPECT_TRUE(q.requeue(*on0, "GPU 0 unhealthy", 3, {{"status", "INFRA_ERROR"}}));
+  EXPECT_TRUE(q.requeue(*on0, "GPU 0 unhealthy", 3, verdict_of(Status::INFRA_ERROR)));
   EXPECT_FALSE(q.claim("gpu0.1", 60, 0, 30).has_value());
   auto back = q.claim("gpu0.1", 60, 0, 0);
   ASSERT_TRUE(back.has_value());
@@ -202,7 +261,7 @@ TYPED_TEST(QueueContract, ATaskThatFailedOnAGpuGoesToAnotherGpuFirst) {
   // Lost leases too.
   auto stale = q.claim("gpu0.2", 0.01, 0, 30);
   EXPECT_FALSE(stale.has_value()) << "nothing else is queued";
-  EXPECT_TRUE(q.complete(*back, {{"status", "PASSED"}}));
+  EXPECT_TRUE(q.complete(*back, verdict_of(Status::PASSED)));
   std::string c = q.enqueue(request(3));
   auto lost = q.claim("gpu0.2", 0.01, 0, 30);
   ASSERT_TRUE(lost.has_value());
@@ -214,9 +273,9 @@ TYPED_TEST(QueueContract, ATaskThatFailedOnAGpuGoesToAnotherGpuFirst) {
   EXPECT_EQ(elsewhere->task.id, c);
 
   // With no other healthy GPU there is nowhere else to go: no wait.
-  EXPECT_TRUE(q.requeue(*elsewhere, "GPU 1 unhealthy", 3, {{"status", "INFRA_ERROR"}}));
+  EXPECT_TRUE(q.requeue(*elsewhere, "GPU 1 unhealthy", 3, verdict_of(Status::INFRA_ERROR)));
   EXPECT_FALSE(q.claim("gpu1.4", 60, 1, 30).has_value());
-  q.record_health(0, "unhealthy", ordered_json::object());
+  registry->record_health(0, "unhealthy", ordered_json::object());
   auto only = q.claim("gpu1.4", 60, 1, 30);
   ASSERT_TRUE(only.has_value());
   EXPECT_EQ(only->task.id, c);
@@ -227,12 +286,12 @@ TYPED_TEST(QueueContract, ATaskThatFailedOnAGpuGoesToAnotherGpuFirst) {
 TYPED_TEST(QueueContract, CountersSurviveRetentionAndRestarts) {
   {
     auto q_owner = this->open();
-  TaskQueue& q = *q_owner;
+    TaskQueue& q = *q_owner;
     for (int i = 0; i < 4; ++i) q.enqueue(request(i));
-    ASSERT_TRUE(q.complete(*q.claim("w", 60), {{"status", "PASSED"}}));
-    ASSERT_TRUE(q.complete(*q.claim("w", 60), {{"status", "INCORRECT_NUMERICAL"}}));
+    ASSERT_TRUE(q.complete(*q.claim("w", 60), verdict_of(Status::PASSED)));
+    ASSERT_TRUE(q.complete(*q.claim("w", 60), verdict_of(Status::INCORRECT_NUMERICAL)));
     auto infra = q.claim("w", 60);
-    EXPECT_TRUE(q.requeue(*infra, "GPU unhealthy", 3, {{"status", "INFRA_ERROR"}}));
+    EXPECT_TRUE(q.requeue(*infra, "GPU unhealthy", 3, verdict_of(Status::INFRA_ERROR)));
     ASSERT_TRUE(q.claim("gpu0", 60).has_value());
     EXPECT_EQ(q.recover_worker("gpu0", "worker gpu0 killed", 1), 1) << "given up: its one attempt was used";
     EXPECT_EQ(q.recover_all_running("restart"), 0);
@@ -251,8 +310,8 @@ TYPED_TEST(QueueContract, CountersSurviveRetentionAndRestarts) {
   EXPECT_EQ(counted, 3);
   auto stale = q.claim("w", 60);
   ASSERT_TRUE(stale.has_value());
-  EXPECT_TRUE(q.complete(*stale, {{"status", "PASSED"}}));
-  EXPECT_FALSE(q.complete(*stale, {{"status", "PASSED"}})) << "a refused completion";
+  EXPECT_TRUE(q.complete(*stale, verdict_of(Status::PASSED)));
+  EXPECT_FALSE(q.complete(*stale, verdict_of(Status::PASSED))) << "a refused completion";
   EXPECT_EQ(q.counters().evaluations["PASSED"], 2) << "counted once";
   std::string m = render_metrics(q, ordered_json::array());
   EXPECT_NE(m.find("ptxbench_evaluations_total{status=\"PASSED\"} 2\n"), std::string::npos) << m;
@@ -264,7 +323,66 @@ TYPED_TEST(QueueContract, CountersSurviveRetentionAndRestarts) {
   EXPECT_NE(build_commit(), "") << m;
 }
 
+// The host registry, on both backends: the latest health check per device of this host, read by
+// another connection too; calibrations; clearing this host's records.
+template <class Backend>
+struct RegistryContract : QueueContract<Backend> {};
+TYPED_TEST_SUITE(RegistryContract, Backends, BackendNames);
+
+TYPED_TEST(RegistryContract, KeepsTheLatestHealthCheckAndTheCalibrations) {
+  auto r = this->open_registry();
+  EXPECT_TRUE(r->health_records().empty());
+  double before = TaskQueue::now();
+  r->record_health(0, "healthy", {{"canary_us", 10.0}});
+  r->record_health(1, "healthy", ordered_json::object());
+  r->record_health(1, "unhealthy", {{"problem", "hw_slowdown"}});
+  auto other = this->open_registry();  // its own connection, as a worker process has
+  auto h = other->health_records();
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].state, "healthy");
+  EXPECT_EQ(h[0].detail["canary_us"], 10.0);
+  EXPECT_GE(h[0].updated_at, before);
+  EXPECT_EQ(h[1].state, "unhealthy") << "the latest check replaces the one before";
+  EXPECT_EQ(h[1].to_json(),
+            (ordered_json{{"state", "unhealthy"}, {"detail", {{"problem", "hw_slowdown"}}}, {"updated_at", h[1].updated_at}}));
+
+  EXPECT_FALSE(r->calibration("H200 0000:01:00.0").has_value());
+  r->set_calibration("H200 0000:01:00.0", 812.5);
+  EXPECT_EQ(other->calibration("H200 0000:01:00.0"), 812.5);
+  other->set_calibration("H200 0000:01:00.0", 800.25);
+  EXPECT_EQ(r->calibration("H200 0000:01:00.0"), 800.25);
+
+  other->clear_health();
+  EXPECT_TRUE(r->health_records().empty());
+  EXPECT_EQ(r->calibration("H200 0000:01:00.0"), 800.25) << "calibrations outlive a restart of the service";
+}
+
+TEST(TaskQueueNames, StatesAndAdmissionsReadBack) {
+  for (TaskState s : {TaskState::queued, TaskState::running, TaskState::done}) EXPECT_EQ(parse_task_state(to_string(s)), s);
+  EXPECT_EQ(to_string(TaskState::running), "running");
+  EXPECT_EQ(parse_task_state("finished long ago"), TaskState::done) << "anything but queued/running is done";
+  EXPECT_EQ(to_string(Admission::over_quota), "over_quota");
+  EXPECT_EQ(to_string(Admission::queue_full), "queue_full");
+  EXPECT_EQ(to_string(Admission::existing), "existing");
+  QueueConfig bad;
+  bad.location = "http://queue.example";
+  EXPECT_THROW(open_host_registry(bad), InputError);
+  EXPECT_THROW(open_task_queue(bad), InputError);
+}
+
 // SQLite only.
+
+TEST_F(QueueTest, OneHostsWorkersAreItsGpusHealthRecords) {
+  SqliteHostRegistry r(path(), "box1");
+  r.record_health(1, "unhealthy", {{"problem", "canary 40% slow"}});
+  auto w = r.worker_records();
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].host, "box1");
+  EXPECT_EQ(w[0].worker, "gpu1");
+  EXPECT_EQ(w[0].device, 1);
+  EXPECT_EQ(w[0].state, "unhealthy");
+  EXPECT_EQ(w[0].detail["problem"], "canary 40% slow");
+}
 
 TEST_F(QueueTest, SurvivesReopeningAndRecoversRunningTasks) {
   std::string id;
@@ -334,7 +452,7 @@ TEST_F(QueueTest, AVersionThreeQueueIsMigrated) {
     ASSERT_TRUE(v.step());
     EXPECT_EQ(v.integer(0), 4);
   }
-  EXPECT_EQ(q.calibration("H200 0000:01:00.0"), 812.5);
+  EXPECT_EQ(SqliteHostRegistry(path()).calibration("H200 0000:01:00.0"), 812.5) << "the registry reads the queue's file";
   auto old = q.get("waiting");
   ASSERT_TRUE(old.has_value());
   EXPECT_EQ(old->client, "");

@@ -96,9 +96,8 @@ TEST_F(TvmFfiVerdicts, ASolutionThroughALocalServicePasses) {
                        {std::string("PTXBENCH_HOME=") + PTXBENCH_SOURCE_DIR}, 60);
   ServiceClient client(service.url());
   ordered_json solution = ordered_json::parse(read_file(fixtures() / "gemm_wgmma_solution.json"));
-  std::string id = client.submit({{"solution", solution}, {"options", {{"seed", 7}}}});
-  ordered_json verdict = ServiceClient::verdict_document(client.wait_done(id, 1800));
-  Verdict v = Verdict::from_json(verdict);
+  std::string id = client.submit_body({{"solution", solution}, {"options", {{"seed", 7}}}});
+  Verdict v = client.wait_done(id, 1800).verdict_or_bare();
   keep_verdict("gemm_wgmma_solution_service", v);
   EXPECT_EQ(v.status, Status::PASSED) << v.message << "\n" << service.log().substr(0, 2000);
   ASSERT_TRUE(v.runtime_mechanisms.has_value());

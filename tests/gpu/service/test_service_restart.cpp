@@ -95,7 +95,7 @@ TEST_F(ServiceOnGpu, AKilledServiceLeavesNoHungRunnerOnTheGpu) {
   LocalService service(executable_dir() / "ptxbench", db, {"--gpus", "1", "--sanitize-timeout", "60"}, "127.0.0.1:0",
                        {std::string("PTXBENCH_HOME=") + PTXBENCH_SOURCE_DIR}, 60);
   ServiceClient client(service.url());
-  std::string id = client.submit({{"definition", suite.definition}, {"source", hang}});
+  std::string id = client.submit_body({{"definition", suite.definition}, {"source", hang}});
   // The worker's start-up check and canary come first; then memcheck runs spin on the GPU.
   ASSERT_TRUE(within(90, [&] { return runners_mentioning(scratch) > 0; })) << "no runner under compute-sanitizer appeared";
   // The runner starts under memcheck, fills its inputs, then its kernel spins: NVML sees it.
