@@ -4,6 +4,7 @@
 #include <set>
 
 #include "common/sha256.h"
+#include "definitions/catalog.h"
 
 namespace ptxbench {
 namespace {
@@ -29,6 +30,49 @@ std::vector<std::string> string_or_list(const JsonChecker& check, const ordered_
   for (const auto& s : out)
     if (!seen.insert(s).second) check.fail(key, "'" + s + "' is listed twice");
   return out;
+}
+
+// "all", "paper-hopper", a set of definitions/problem_sets.json, or a list of definitions.
+std::vector<std::string> problem_set_of(const JsonChecker& check, const ordered_json& j, std::string& name) {
+  const auto& v = j["problem_set"];
+  if (v.is_string() && v.get<std::string>() != kAllProblems && v.get<std::string>() != kPaperHopperSet) {
+    name = v.get<std::string>();
+    if (auto set = find_problem_set(data_root(), name)) return *set;
+    check.fail("problem_set", "expected a list of names, \"all\", \"paper-hopper\" or a set of " +
+                                  (data_root() / "definitions" / Catalog::kProblemSetsFile).string() + ", got \"" + name + "\"");
+  }
+  auto out = string_or_list(check, j, "problem_set", name, {kAllProblems, kPaperHopperSet});
+  return name == kPaperHopperSet ? paper_hopper_definitions() : out;
+}
+
+void read_fix_fields(const JsonChecker& check, const ordered_json& j, DataRecipe& r) {
+  const bool fixit = r.kind == RecordKind::fixit;
+  if (j.contains("pairs_from")) {
+    if (!fixit) check.fail("pairs_from", "only for kind fixit");
+    r.pairs_from = check.enum_field(j, "", "pairs_from", parse_pair_source);
+  }
+  if (!j.contains("fixes")) return;
+  if (!fixit) check.fail("fixes", "only for kind fixit");
+  const auto& f = j["fixes"];
+  check.only_fields(f, "fixes", {"target_instruction", "min_speedup"});
+  if (f.contains("target_instruction")) r.fixes.require_target_instruction = check.bool_field(f, "fixes", "target_instruction");
+  if (f.contains("min_speedup")) r.fixes.min_speedup = check.number_in(f, "fixes", "min_speedup", 0.0, 1e9);
+}
+
+void read_balance(const JsonChecker& check, const ordered_json& b, DataRecipe& r) {
+  check.only_fields(b, "balance", {"mode", "cap_per_stratum", "strata", "keep"});
+  r.balance = check.enum_field(b, "balance", "mode", parse_balance_mode);
+  if (r.balance == BalanceMode::none) {
+    for (const char* key : {"cap_per_stratum", "strata", "keep"})
+      if (b.contains(key)) check.fail(std::string("balance.") + key, "only with mode pre or post");
+    return;
+  }
+  if (!b.contains("cap_per_stratum")) check.fail("balance.cap_per_stratum", "required with mode pre or post");
+  r.cap_per_stratum = check.int_in(b, "balance", "cap_per_stratum", 1, 1000000000);
+  if (b.contains("strata")) r.balance_strata = check.enum_field(b, "balance", "strata", parse_balance_strata);
+  if (b.contains("keep")) r.balance_keep = check.enum_field(b, "balance", "keep", parse_balance_keep);
+  if (r.balance_keep == BalanceKeep::fastest && (r.kind != RecordKind::fixit || r.balance != BalanceMode::post))
+    check.fail("balance.keep", "\"fastest\" ranks pairs by their fix's speedup: only with kind fixit and mode post");
 }
 
 }  // namespace
@@ -57,8 +101,18 @@ ordered_json DataRecipe::to_json() const {
     for (auto label : labels) l.push_back(report::label_key(label));
     j["labels"] = l;
   }
+  if (kind == RecordKind::fixit) {
+    j["pairs_from"] = ptxbench::to_string(pairs_from);
+    ordered_json f = {{"target_instruction", fixes.require_target_instruction}};
+    if (fixes.min_speedup) f["min_speedup"] = *fixes.min_speedup;
+    j["fixes"] = f;
+  }
   ordered_json b = {{"mode", ptxbench::to_string(balance)}};
-  if (cap_per_stratum) b["cap_per_stratum"] = *cap_per_stratum;
+  if (cap_per_stratum) {
+    b["cap_per_stratum"] = *cap_per_stratum;
+    b["strata"] = ptxbench::to_string(balance_strata);
+    b["keep"] = ptxbench::to_string(balance_keep);
+  }
   j["balance"] = b;
   j["teacher"] = teacher ? teacher->to_json() : ordered_json(nullptr);
   if (teacher) j["reasoning"] = reasoning.to_json();
@@ -74,8 +128,8 @@ std::string DataRecipe::sha256() const { return sha256_hex(to_json().dump()); }
 DataRecipe data_recipe_from_json(const ordered_json& j, const std::string& document) {
   JsonChecker check(document);
   check.require_object(j, "");
-  check.only_fields(j, "", {"name", "kind", "runs", "problem_set", "held_out", "turns", "labels", "balance", "teacher",
-                            "reasoning", "shuffle_seed", "split", "allow_fake_verdicts", "notes"});
+  check.only_fields(j, "", {"name", "kind", "runs", "problem_set", "held_out", "turns", "labels", "pairs_from", "fixes",
+                            "balance", "teacher", "reasoning", "shuffle_seed", "split", "allow_fake_verdicts", "notes"});
   DataRecipe r;
   r.name = check.string_field(j, "", "name");
   if (r.name.empty()) check.fail("name", "must not be empty");
@@ -87,10 +141,7 @@ DataRecipe data_recipe_from_json(const ordered_json& j, const std::string& docum
   r.all_runs = runs_name == kAllRuns;
 
   r.held_out = check.string_list(j, "", "held_out");
-  if (j.contains("problem_set")) {
-    r.problem_set = string_or_list(check, j, "problem_set", r.problem_set_name, {kAllProblems, kPaperHopperSet});
-    if (r.problem_set_name == kPaperHopperSet) r.problem_set = paper_hopper_definitions();
-  }
+  if (j.contains("problem_set")) r.problem_set = problem_set_of(check, j, r.problem_set_name);
   // The guard at the door: a recipe cannot even name a held-out definition for training.
   for (const auto& d : r.problem_set)
     if (std::find(r.held_out.begin(), r.held_out.end(), d) != r.held_out.end())
@@ -99,7 +150,7 @@ DataRecipe data_recipe_from_json(const ordered_json& j, const std::string& docum
   if (j.contains("turns")) {
     const auto& t = j["turns"];
     check.only_fields(t, "turns", {"from", "to"});
-    if (t.contains("from")) r.turn_from = check.int_in(t, "turns", "from", 1, 1000000);
+    if (t.contains("from")) r.turn_from = check.int_in(t, "turns", "from", 0, 1000000);
     if (t.contains("to")) r.turn_to = check.int_in(t, "turns", "to", r.turn_from, 1000000);
   }
 
@@ -122,17 +173,8 @@ DataRecipe data_recipe_from_json(const ordered_json& j, const std::string& docum
     }
   }
 
-  if (j.contains("balance")) {
-    const auto& b = j["balance"];
-    check.only_fields(b, "balance", {"mode", "cap_per_stratum"});
-    r.balance = check.enum_field(b, "balance", "mode", parse_balance_mode);
-    if (r.balance == BalanceMode::none) {
-      if (b.contains("cap_per_stratum")) check.fail("balance.cap_per_stratum", "only with mode pre or post");
-    } else {
-      if (!b.contains("cap_per_stratum")) check.fail("balance.cap_per_stratum", "required with mode pre or post");
-      r.cap_per_stratum = check.int_in(b, "balance", "cap_per_stratum", 1, 1000000000);
-    }
-  }
+  read_fix_fields(check, j, r);
+  if (j.contains("balance")) read_balance(check, j["balance"], r);
 
   if (j.contains("teacher") && !j["teacher"].is_null()) r.teacher = model_config_from_json(j["teacher"], document + ": teacher");
   if (j.contains("reasoning")) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "adapt/reasoning_synthesis.h"
+#include "adapt/repair_pairs.h"
 #include "adapt/sft_records.h"
 #include "adapt/turn_selection.h"
 #include "llm/model_client.h"
@@ -30,15 +31,20 @@ struct DataRecipe {
   RecordKind kind = RecordKind::fixit;
   bool all_runs = false;                  ///< "runs": "all"
   std::vector<std::string> runs;          ///< exact run ids (when not all_runs)
-  /// The named set ("all", "paper-hopper") or "" when problem_set is a list.
+  /// The named set ("all", "paper-hopper", or a set of definitions/problem_sets.json such as
+  /// "4ops") or "" when problem_set is a list.
   std::string problem_set_name = kAllProblems;
   std::vector<std::string> problem_set;   ///< the definitions of a list (or of a named set other than "all")
   std::vector<std::string> held_out;      ///< never read, never in a record
   int64_t turn_from = 1;                  ///< fixit: the wrong turn; kernelgen: the correct turn
   int64_t turn_to = std::numeric_limits<int64_t>::max();
   std::vector<report::TurnLabel> labels = default_failure_labels();  ///< fixit: the wrong turns' labels
+  PairSource pairs_from = PairSource::all;  ///< fixit: which failed turns may start a pair
+  FixRule fixes;                            ///< fixit: what counts as the fix of a failed turn
   BalanceMode balance = BalanceMode::none;
   std::optional<int64_t> cap_per_stratum;  ///< set exactly when balance is not none
+  BalanceStrata balance_strata = BalanceStrata::definition_label;
+  BalanceKeep balance_keep = BalanceKeep::random;
   std::optional<ModelConfig> teacher;      ///< unset: records without reasoning
   ReasoningLimits reasoning;
   uint64_t shuffle_seed = 0;

@@ -273,21 +273,32 @@ DatasetPlan plan_dataset(const RunStore& store, const DataRecipe& recipe) {
   uint64_t seed = recipe.shuffle_seed;
 
   if (recipe.kind == RecordKind::fixit) {
-    auto failed = select_failed_turns(sources, TurnFilter{recipe.turn_from, recipe.turn_to, recipe.labels});
+    TurnFilter turns{recipe.turn_from, recipe.turn_to, recipe.labels, recipe.pairs_from};
+    auto failed = select_failed_turns(sources, turns);
     plan.failed_turns = static_cast<int64_t>(failed.size());
+    auto stratum = [&](const std::string& definition, report::TurnLabel label) {
+      return Stratum{definition, recipe.balance_strata == BalanceStrata::definition ? "any" : report::label_key(label)};
+    };
     if (recipe.balance == BalanceMode::pre) {
       std::vector<Stratum> strata;
-      for (const auto& f : failed) strata.push_back({f.definition, report::label_key(f.label)});
+      for (const auto& f : failed) strata.push_back(stratum(f.definition, f.label));
       BalanceResult b = balance_strata(strata, cap, seed);
       plan.strata = b.strata;
       std::vector<FailedTurn> kept;
       for (auto i : b.kept) kept.push_back(failed[i]);
-      PairSet pairs = repair_pairs(sources, kept);
+      PairSet pairs = repair_pairs(sources, kept, recipe.fixes);
       plan.pairs = pairs.counts;
       plan.fixit = std::move(pairs.pairs);
     } else {
-      PairSet pairs = repair_pairs(sources, failed);
-      BalanceResult b = balance_strata(pairs.strata, cap, seed);
+      PairSet pairs = repair_pairs(sources, failed, recipe.fixes);
+      std::vector<Stratum> strata;
+      std::vector<double> speedups;
+      for (const auto& p : pairs.pairs) {
+        strata.push_back(stratum(p.definition(), p.wrong_label));
+        speedups.push_back(p.fixed_speedup.value_or(0.0));
+      }
+      BalanceResult b = recipe.balance_keep == BalanceKeep::fastest ? balance_strata_by_rank(strata, cap, speedups)
+                                                                    : balance_strata(strata, cap, seed);
       plan.strata = b.strata;
       plan.pairs = pairs.counts;
       for (auto i : b.kept) plan.fixit.push_back(pairs.pairs[i]);

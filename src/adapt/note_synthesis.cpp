@@ -30,7 +30,21 @@ std::string limits_text() {
 }
 
 ordered_json note_json(const NoteText& t) {
-  return {{"what_was_wrong", t.what_was_wrong}, {"rule", t.rule}, {"fix", t.fix}, {"example", t.example}};
+  ordered_json j{{"what_was_wrong", t.what_was_wrong}, {"rule", t.rule}, {"fix", t.fix}, {"example", t.example}};
+  if (t.instruction_note && !t.instruction_note->empty()) j["instruction_note"] = t.instruction_note->to_json();
+  return j;
+}
+
+/// Every text the teacher wrote, one field per line group: what the copy check reads.
+std::string all_note_text(const NoteText& t) {
+  std::string all = t.what_was_wrong + "\n" + t.rule + "\n" + t.fix + "\n" + t.example;
+  if (const auto& part = t.instruction_note) {
+    for (const std::string* f : {&part->instruction, &part->shape_context, &part->operand_contract, &part->diagnostics})
+      all += "\n" + *f;
+    for (const auto* list : {&part->required_sequence, &part->do_not_do})
+      for (const auto& item : *list) all += "\n" + item;
+  }
+  return all;
 }
 
 AnswerCheck check_answer(const std::string& answer, const RepairPair& pair) {
@@ -92,7 +106,8 @@ TeacherPrompt note_prompt(const RepairPair& pair, const std::string& family, con
         "\n## Your previous answer was rejected\n\nReason: {}.\n\nWrite the note again from the start. The rules are "
         "strict: an answer that breaks any of them is thrown away. Answer with one JSON object and nothing else, "
         "with exactly the four string fields what_was_wrong (at most {} characters), rule (at most {}), fix (at most "
-        "{}) and example (at most {} characters), none of them empty. {}\n",
+        "{}) and example (at most {} characters), none of them empty, and optionally instruction_note (an object; "
+        "its limits are in the instructions above). {}\n",
         rejections.back(), kWhatWasWrongMaxChars, kRuleMaxChars, kFixMaxChars, kExampleMaxChars, limits_text());
   return p;
 }
@@ -105,7 +120,7 @@ std::optional<std::string> note_rejection(const NoteText& text, const std::strin
                                           const std::string& fixed_kernel) {
   if (std::size_t n = line_count(text.example); n > kNoteExampleMaxLines)
     return fmt::format("example: {} lines, over the limit of {}", n, kNoteExampleMaxLines);
-  const std::string all = text.what_was_wrong + "\n" + text.rule + "\n" + text.fix + "\n" + text.example;
+  const std::string all = all_note_text(text);
   for (const auto& [kernel, name] : {std::pair{&fixed_kernel, "fixed"}, std::pair{&wrong_kernel, "rejected"}})
     if (std::size_t run = longest_copied_run(all, *kernel); run > kNoteCopyMaxLines)
       return fmt::format("it copies {} consecutive lines of the {} kernel (at most {})", run, name, kNoteCopyMaxLines);

@@ -21,30 +21,32 @@ std::string CorrectKernel::kernel_hash() const {
 }
 
 ordered_json PairCounts::to_json() const {
-  return {{"failed_turns", failed_turns}, {"no_fix", no_fix},         {"no_feedback", no_feedback},
-          {"same_kernel", same_kernel},   {"duplicates", duplicates}, {"pairs", pairs}};
+  return {{"failed_turns", failed_turns}, {"no_fix", no_fix},     {"no_feedback", no_feedback},
+          {"same_kernel", same_kernel},   {"slow_fix", slow_fix}, {"duplicates", duplicates},
+          {"pairs", pairs}};
 }
 
 ordered_json KernelCounts::to_json() const {
   return {{"correct_turns", correct_turns}, {"duplicates", duplicates}, {"kernels", kernels}};
 }
 
-std::optional<std::size_t> next_fix(const SourceTrajectory& t, std::size_t wrong_index) {
+std::optional<std::size_t> next_fix(const SourceTrajectory& t, std::size_t wrong_index, const FixRule& rule) {
   for (std::size_t i = wrong_index + 1; i < t.turns.size(); ++i) {
     const auto& r = t.turns[i];
-    if (r.correct && r.target_instruction && r.candidate_source && r.candidate_sha256) return i;
+    if (r.correct && (r.target_instruction || !rule.require_target_instruction) && r.candidate_source && r.candidate_sha256)
+      return i;
   }
   return std::nullopt;
 }
 
-PairSet repair_pairs(const SourceSet& sources, const std::vector<FailedTurn>& failed) {
+PairSet repair_pairs(const SourceSet& sources, const std::vector<FailedTurn>& failed, const FixRule& rule) {
   PairSet out;
   std::set<std::string> seen;
   for (const auto& f : failed) {
     ++out.counts.failed_turns;
     const auto& t = sources.trajectories.at(f.source);
     const auto& wrong = t.turns.at(f.turn_index);
-    auto fix = next_fix(t, f.turn_index);
+    auto fix = next_fix(t, f.turn_index, rule);
     if (!fix) {
       ++out.counts.no_fix;
       continue;
@@ -58,13 +60,19 @@ PairSet repair_pairs(const SourceSet& sources, const std::vector<FailedTurn>& fa
       ++out.counts.same_kernel;
       continue;
     }
+    if (rule.min_speedup && !(fixed.speedup && *fixed.speedup > *rule.min_speedup)) {
+      ++out.counts.slow_fix;
+      continue;
+    }
     RepairPair p;
     p.run_id = t.run_id;
     p.trajectory_id = t.info.id;
     p.key = t.info.key;
     p.system = t.system;
     p.task = t.task;
-    p.wrong_turn = wrong.turn;
+    p.wrong_turn = f.turn;
+    p.wrong_is_seed = t.seeded && f.turn_index == 0;
+    if (p.wrong_is_seed) p.wrong_origin = t.seed_origin;
     p.wrong_label = f.label;
     p.wrong_status = wrong.status;
     if (wrong.candidate_sha256 && wrong.candidate_source) {
@@ -93,7 +101,8 @@ KernelSet correct_kernels(const SourceSet& sources, int64_t turn_from, int64_t t
   KernelSet out;
   std::set<std::string> seen;
   for (const auto& t : sources.trajectories) {
-    for (const auto& r : t.turns) {
+    for (std::size_t i = t.seeded ? 1 : 0; i < t.turns.size(); ++i) {  // a seed is not the model's kernel
+      const auto& r = t.turns[i];
       if (!r.correct || !r.target_instruction || !r.candidate_source || !r.candidate_sha256) continue;
       if (r.turn < turn_from || r.turn > turn_to) continue;
       ++out.counts.correct_turns;

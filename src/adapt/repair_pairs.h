@@ -24,7 +24,11 @@ struct RepairPair {
   TrajectoryKey key;  ///< definition, workload, prompt tag, index
   std::string system, task;  ///< the trajectory's opening messages
 
+  /// The wrong turn's number: the trajectory's own turn, or for a repair seed its source turn
+  /// (selection_turn: 0 when the seed names none).
   int64_t wrong_turn = 0;
+  bool wrong_is_seed = false;              ///< the wrong kernel is the trajectory's repair seed
+  std::optional<SeedOrigin> wrong_origin;  ///< the seed's source run and turn (a cross-run pair)
   report::TurnLabel wrong_label = report::TurnLabel::other;
   std::string wrong_status;                 ///< the stored status (a verdict status or EXTRACTION_ERROR)
   std::optional<std::string> wrong_sha256;  ///< unset for an extraction error (no candidate)
@@ -50,6 +54,7 @@ struct PairCounts {
   int64_t no_fix = 0;        ///< no later PASSED and target-instruction-correct turn
   int64_t no_feedback = 0;   ///< no stored feedback (cannot be shown as the user's message)
   int64_t same_kernel = 0;   ///< the fix's source equals the wrong one (a flaky verdict, not a repair)
+  int64_t slow_fix = 0;      ///< the fix's speedup is not above the rule's min_speedup
   int64_t duplicates = 0;    ///< same pair hash as an earlier pair (the first in canonical order is kept)
   int64_t pairs = 0;         ///< pairs made
   [[nodiscard]] ordered_json to_json() const;
@@ -61,13 +66,23 @@ struct PairSet {
   PairCounts counts;
 };
 
-/// The index of the fix of `t.turns[wrong_index]`: the first later turn that is PASSED and
-/// target-instruction correct; nullopt when none.
-std::optional<std::size_t> next_fix(const SourceTrajectory& t, std::size_t wrong_index);
+/// What counts as a fix. The default is the paper's: PASSED with its target instructions executed
+/// (the original keeps only fixes whose SASS shows wgmma or TMA ran).
+struct FixRule {
+  bool require_target_instruction = true;
+  /// Set: pairs whose fix has no speedup above this are dropped (`slow_fix`), as the paper's
+  /// post-balanced set drops fixes at speedup ≤ 0.05.
+  std::optional<double> min_speedup;
+};
+
+/// The index of the fix of `t.turns[wrong_index]`: the first later turn that is PASSED (and, by
+/// the rule, target-instruction correct); nullopt when none.
+std::optional<std::size_t> next_fix(const SourceTrajectory& t, std::size_t wrong_index, const FixRule& rule = {});
 
 /// A pair for each failed turn that has a fix, stored feedback and a different fixed kernel;
-/// deduplicated by pair hash.
-PairSet repair_pairs(const SourceSet& sources, const std::vector<FailedTurn>& failed);
+/// deduplicated by pair hash. A repair seed pairs with its trajectory's first fix: with a seed
+/// origin, the pair spans two runs (the student's failure, the repairer's fix).
+PairSet repair_pairs(const SourceSet& sources, const std::vector<FailedTurn>& failed, const FixRule& rule = {});
 
 /// A PASSED and target-instruction-correct kernel (kernelgen data).
 struct CorrectKernel {

@@ -43,6 +43,9 @@ ordered_json RecordMeta::to_json() const {
                     {"turn", turn},
                     {"label", label}};
   if (kind == RecordKind::fixit) {
+    j["pair"] = pair;
+    j["wrong_run"] = value_or_null(wrong_run);
+    j["wrong_trajectory"] = value_or_null(wrong_trajectory);
     j["wrong_turn"] = value_or_null(wrong_turn);
     j["wrong_status"] = value_or_null(wrong_status);
     j["wrong_sha256"] = value_or_null(wrong_sha256);
@@ -95,6 +98,17 @@ SftRecord fixit_record(const RepairPair& pair, const std::optional<RecordReasoni
   m.key = pair.key;
   m.turn = pair.fixed_turn;
   m.wrong_turn = pair.wrong_turn;
+  if (!pair.wrong_is_seed) {
+    m.pair = "within_trajectory";
+    m.wrong_run = pair.run_id;
+    m.wrong_trajectory = pair.trajectory_id;
+  } else if (pair.wrong_origin) {
+    m.pair = "cross_run";
+    m.wrong_run = pair.wrong_origin->run_id;
+    m.wrong_trajectory = pair.wrong_origin->trajectory_id;
+  } else {
+    m.pair = "seed";
+  }
   m.label = report::label_key(pair.wrong_label);
   m.wrong_status = pair.wrong_status;
   m.wrong_sha256 = pair.wrong_sha256;

@@ -47,7 +47,12 @@ struct RecordMeta {
   int64_t trajectory_id = 0;
   TrajectoryKey key;     ///< definition, workload, prompt tag, index
   int64_t turn = 0;      ///< the turn of the kernel trained on (the fixed one / the correct one)
-  std::optional<int64_t> wrong_turn;           ///< fixit
+  std::optional<int64_t> wrong_turn;           ///< fixit: in the wrong kernel's run (a seed's source turn)
+  /// fixit: where the wrong kernel was written: this trajectory ("within_trajectory"), another
+  /// run's turn repaired here ("cross_run"), or a repair seed naming no source ("seed").
+  std::string pair;
+  std::optional<std::string> wrong_run;        ///< fixit: the wrong kernel's run
+  std::optional<int64_t> wrong_trajectory;     ///< fixit: its trajectory (a store id), when known
   std::string label;                           ///< label key: the wrong turn's (fixit), "correct" (kernelgen)
   std::optional<std::string> wrong_status;     ///< fixit
   std::optional<std::string> wrong_sha256;     ///< fixit, unset for an extraction error

@@ -52,6 +52,28 @@ ordered_json SourceCounts::to_json() const {
           {"outside_problem_set", outside_problem_set}};
 }
 
+namespace {
+// A repair seed as the turn it stands for: turn 0, complete, with the kernel, status, feedback
+// and (when the seed carried it) verdict; never a speedup (it was not measured in this run).
+TurnRecord seed_record(int64_t trajectory_id, const SeedTurn& seed) {
+  TurnRecord r;
+  r.trajectory_id = trajectory_id;
+  r.turn = 0;
+  r.step = TurnStep::complete;
+  r.candidate_source = seed.source;
+  r.candidate_sha256 = sha256_hex(seed.source);
+  r.candidate_language = seed.language;
+  r.status = seed.status;
+  r.correct = seed.status == to_string(Status::PASSED);
+  r.feedback = seed.feedback;
+  if (seed.verdict) {
+    r.verdict = Verdict::from_json(*seed.verdict);
+    r.target_instruction = r.verdict->target_instruction_correct;
+  }
+  return r;
+}
+}  // namespace
+
 SourceSet read_sources(const RunStore& store, const SourceFilter& filter, const HeldOutDefinitions& held_out) {
   SourceSet out;
   std::set<std::string> wanted;
@@ -85,6 +107,11 @@ SourceSet read_sources(const RunStore& store, const SourceFilter& filter, const 
         if (m.role == "user" && t.task.empty()) t.task = m.content;
       }
       t.turns = store.turns(info.id);
+      if (auto seed = store.seed_turn(info.id)) {
+        t.turns.insert(t.turns.begin(), seed_record(info.id, *seed));
+        t.seeded = true;
+        t.seed_origin = seed->origin;
+      }
       for (const auto& r : t.turns) {
         if (r.verdict && !filter.allow_fake_verdicts && report::from_fake_backend(*r.verdict))
           throw InputError("data", "run " + run_id + " holds verdicts of the service's fake backend (trajectory " +
@@ -121,17 +148,32 @@ bool is_failure_label(report::TurnLabel label) {
   return label != report::TurnLabel::correct && label != report::TurnLabel::infra_error;
 }
 
+namespace {
+constexpr EnumName<PairSource> kPairSources[] = {
+    {PairSource::all, "all"}, {PairSource::seeds, "seeds"}, {PairSource::trajectories, "trajectories"}};
+}  // namespace
+
+std::string to_string(PairSource source) { return enum_name(kPairSources, source); }
+PairSource parse_pair_source(std::string_view text) { return parse_enum(kPairSources, text, "pair source"); }
+
+int64_t selection_turn(const SourceTrajectory& t, std::size_t turn_index) {
+  if (t.seeded && turn_index == 0) return t.seed_origin ? t.seed_origin->turn : 0;
+  return t.turns.at(turn_index).turn;
+}
+
 std::vector<FailedTurn> select_failed_turns(const SourceSet& sources, const TurnFilter& filter) {
   std::vector<FailedTurn> out;
   for (std::size_t s = 0; s < sources.trajectories.size(); ++s) {
     const auto& t = sources.trajectories[s];
     for (std::size_t i = 0; i < t.turns.size(); ++i) {
-      const auto& r = t.turns[i];
-      if (r.status.empty() || r.turn < filter.turn_from || r.turn > filter.turn_to) continue;
+      const bool seed = t.seeded && i == 0;
+      if ((seed && filter.from == PairSource::trajectories) || (!seed && filter.from == PairSource::seeds)) continue;
+      const int64_t turn = selection_turn(t, i);
+      if (t.turns[i].status.empty() || turn < filter.turn_from || turn > filter.turn_to) continue;
       auto label = t.labels[i];
       if (!is_failure_label(label) || std::find(filter.labels.begin(), filter.labels.end(), label) == filter.labels.end())
         continue;
-      out.push_back({s, i, r.turn, label, t.definition()});
+      out.push_back({s, i, turn, label, t.definition()});
     }
   }
   return out;
@@ -165,7 +207,15 @@ std::vector<std::size_t> seeded_permutation(std::size_t n, uint64_t seed) {
   return p;
 }
 
-BalanceResult balance_strata(const std::vector<Stratum>& item_strata, std::optional<int64_t> cap, uint64_t seed) {
+namespace {
+constexpr EnumName<BalanceStrata> kBalanceStrata[] = {{BalanceStrata::definition_label, "definition_label"},
+                                                      {BalanceStrata::definition, "definition"}};
+constexpr EnumName<BalanceKeep> kBalanceKeep[] = {{BalanceKeep::random, "random"}, {BalanceKeep::fastest, "fastest"}};
+
+// Caps each stratum at `cap`; `order(stratum, n)` gives the order in which a stratum's n items
+// (positions in its canonical list) are kept when it is over the cap.
+template <class Order>
+BalanceResult balance_groups(const std::vector<Stratum>& item_strata, std::optional<int64_t> cap, Order order) {
   std::map<Stratum, std::vector<std::size_t>> groups;
   for (std::size_t i = 0; i < item_strata.size(); ++i) groups[item_strata[i]].push_back(i);
   BalanceResult out;
@@ -174,14 +224,38 @@ BalanceResult balance_strata(const std::vector<Stratum>& item_strata, std::optio
     if (!cap || static_cast<int64_t>(items.size()) <= *cap) {
       out.kept.insert(out.kept.end(), items.begin(), items.end());
     } else {
-      auto order = seeded_permutation(items.size(), derive_seed(seed, "balance/" + stratum.definition + "/" + stratum.label));
-      for (int64_t k = 0; k < *cap; ++k) out.kept.push_back(items[order[static_cast<std::size_t>(k)]]);
+      std::vector<std::size_t> positions = order(stratum, items);
+      for (int64_t k = 0; k < *cap; ++k) out.kept.push_back(items[positions[static_cast<std::size_t>(k)]]);
     }
     count.kept = std::min<int64_t>(count.available, cap.value_or(count.available));
     out.strata.push_back(count);
   }
   std::sort(out.kept.begin(), out.kept.end());
   return out;
+}
+}  // namespace
+
+std::string to_string(BalanceStrata strata) { return enum_name(kBalanceStrata, strata); }
+BalanceStrata parse_balance_strata(std::string_view text) { return parse_enum(kBalanceStrata, text, "balance strata"); }
+std::string to_string(BalanceKeep keep) { return enum_name(kBalanceKeep, keep); }
+BalanceKeep parse_balance_keep(std::string_view text) { return parse_enum(kBalanceKeep, text, "balance keep"); }
+
+BalanceResult balance_strata(const std::vector<Stratum>& item_strata, std::optional<int64_t> cap, uint64_t seed) {
+  return balance_groups(item_strata, cap, [seed](const Stratum& stratum, const std::vector<std::size_t>& items) {
+    return seeded_permutation(items.size(), derive_seed(seed, "balance/" + stratum.definition + "/" + stratum.label));
+  });
+}
+
+BalanceResult balance_strata_by_rank(const std::vector<Stratum>& item_strata, std::optional<int64_t> cap,
+                                     const std::vector<double>& rank) {
+  PTXB_ENSURE(rank.size() == item_strata.size(), "data", "one rank per item");
+  return balance_groups(item_strata, cap, [&rank](const Stratum&, const std::vector<std::size_t>& items) {
+    std::vector<std::size_t> positions(items.size());
+    for (std::size_t k = 0; k < positions.size(); ++k) positions[k] = k;
+    std::stable_sort(positions.begin(), positions.end(),
+                     [&](std::size_t a, std::size_t b) { return rank[items[a]] > rank[items[b]]; });
+    return positions;
+  });
 }
 
 }  // namespace ptxbench

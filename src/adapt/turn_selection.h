@@ -64,7 +64,11 @@ struct SourceTrajectory {
   std::string model;               ///< the run's model
   TrajectoryInfo info;
   std::string system, task;        ///< the opening messages (turn 0): system prompt and task
-  std::vector<TurnRecord> turns;   ///< turn order
+  /// Turn order. A repair trajectory's seed comes first as turn 0 (RunStore::seed_turn: its
+  /// kernel, status, feedback and verdict as the model was shown them; no answer, no speedup).
+  std::vector<TurnRecord> turns;
+  bool seeded = false;                   ///< turns[0] is the repair seed
+  std::optional<SeedOrigin> seed_origin; ///< the seed's source turn in another run, when it names one
   std::vector<report::TurnLabel> labels;  ///< per turn: label_for(status, verdict); `other` before a status
 
   [[nodiscard]] const std::string& definition() const noexcept { return info.key.definition; }
@@ -100,18 +104,29 @@ std::vector<report::TurnLabel> default_failure_labels();
 /// Whether a label can name a failed turn worth repairing: not correct and not INFRA_ERROR (ours).
 bool is_failure_label(report::TurnLabel label);
 
+/// Which failed turns may start a pair: any, only repair seeds (turn 0 of a repair trajectory: the
+/// paper's Fixit chain, a student's failure repaired by a teacher), or only the model's own turns.
+enum class PairSource { all, seeds, trajectories };
+std::string to_string(PairSource source);
+PairSource parse_pair_source(std::string_view text);
+
+/// The number a turn is selected and reported by: a seed's source turn when it names one (0 for a
+/// seed that does not), the turn's own number otherwise.
+int64_t selection_turn(const SourceTrajectory& t, std::size_t turn_index);
+
 /// Which failed turns to select.
 struct TurnFilter {
-  int64_t turn_from = 1;  ///< inclusive
+  int64_t turn_from = 1;  ///< inclusive, on selection_turn
   int64_t turn_to = std::numeric_limits<int64_t>::max();  ///< inclusive
   std::vector<report::TurnLabel> labels = default_failure_labels();
+  PairSource from = PairSource::all;
 };
 
 /// A failed turn of a source trajectory.
 struct FailedTurn {
   std::size_t source = 0;      ///< index into SourceSet::trajectories
   std::size_t turn_index = 0;  ///< index into that trajectory's turns
-  int64_t turn = 0;
+  int64_t turn = 0;            ///< selection_turn
   report::TurnLabel label = report::TurnLabel::other;
   std::string definition;
 };
@@ -129,6 +144,17 @@ std::vector<FailedTurn> select_failed_turns(const SourceSet& sources, const Turn
 enum class BalanceMode { none, pre, post };
 std::string to_string(BalanceMode mode);
 BalanceMode parse_balance_mode(std::string_view text);
+
+/// What a stratum is: (definition, label) (the default), or the definition alone (the paper's
+/// post-balanced set caps pairs per definition).
+enum class BalanceStrata { definition_label, definition };
+std::string to_string(BalanceStrata strata);
+BalanceStrata parse_balance_strata(std::string_view text);
+/// Which items of a stratum over the cap are kept: a seeded random choice (the default), or the
+/// fastest (highest speedup first; ties in canonical order), as the paper's post-balanced set.
+enum class BalanceKeep { random, fastest };
+std::string to_string(BalanceKeep keep);
+BalanceKeep parse_balance_keep(std::string_view text);
 
 /// A stratum: the definition and the turn label (the wrong turn's for fixit, "correct" for
 /// kernelgen), by label key.
@@ -155,6 +181,9 @@ struct BalanceResult {
 /// `cap` of a seeded permutation (seed derive_seed(seed, "balance/<definition>/<label>")), so each
 /// stratum's choice depends only on its own items and the seed.
 BalanceResult balance_strata(const std::vector<Stratum>& item_strata, std::optional<int64_t> cap, uint64_t seed);
+/// The same, keeping the items of highest `rank` (ties: the earlier item) in a stratum over the cap.
+BalanceResult balance_strata_by_rank(const std::vector<Stratum>& item_strata, std::optional<int64_t> cap,
+                                     const std::vector<double>& rank);
 
 /// A seed for one use of the recipe seed: the first 8 bytes (big-endian) of SHA-256 over the seed's
 /// decimal text and `purpose`, each length-prefixed.

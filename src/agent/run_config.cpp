@@ -7,8 +7,10 @@
 #include "common/error.h"
 #include "common/fs.h"
 #include "common/sha256.h"
+#include "definitions/catalog.h"
 #include "prompt/prompt_builder.h"
 #include "verdict/status.h"
+#include "verdict/verdict.h"
 
 namespace ptxbench {
 namespace {
@@ -109,7 +111,7 @@ RepairFromConfig load_repair_seeds(const std::string& file, const std::string& e
     JsonChecker check(file + ":" + std::to_string(line_no));
     ordered_json j = check.parse(line);
     check.require_object(j, "");
-    check.only_fields(j, "", {"definition", "wrong_source", "feedback", "status", "origin"});
+    check.only_fields(j, "", {"definition", "wrong_source", "feedback", "status", "verdict", "origin"});
     RepairSeed s;
     s.definition = check.string_field(j, "", "definition");
     s.wrong_source = check.string_field(j, "", "wrong_source");
@@ -119,9 +121,25 @@ RepairFromConfig load_repair_seeds(const std::string& file, const std::string& e
     if (s.wrong_source.empty()) check.fail("wrong_source", "expected the wrong kernel's source");
     if (s.feedback.empty()) check.fail("feedback", "expected the feedback text the wrong kernel got");
     if (!parse_status(s.status)) check.fail("status", "expected a verdict status name, got '" + s.status + "'");
+    if (j.contains("verdict")) {
+      Status verdict_status = Status::INFRA_ERROR;
+      try {
+        verdict_status = Verdict::from_json(j["verdict"]).status;
+      } catch (const InputError& e) {
+        check.fail("verdict", JsonChecker::message_of(e));
+      }
+      if (verdict_status != *parse_status(s.status))
+        check.fail("verdict", "its status " + to_string(verdict_status) + " is not the seed's status " + s.status);
+      s.verdict = j["verdict"];
+    }
     if (j.contains("origin")) {
-      if (!j["origin"].is_object()) check.fail("origin", "expected an object (where the seed came from)");
-      s.origin = j["origin"];
+      const auto& o = j["origin"];
+      if (!o.is_object()) check.fail("origin", "expected an object (where the seed came from)");
+      if (o.contains("run") && !o["run"].is_string()) check.fail("origin.run", "expected the source run's id");
+      if (o.contains("trajectory") && !o["trajectory"].is_number_integer()) check.fail("origin.trajectory", "expected an integer");
+      if (o.contains("turn") && (!o["turn"].is_number_integer() || o["turn"].get<int64_t>() < 1))
+        check.fail("origin.turn", "expected the source turn (an integer, 1..)");
+      s.origin = o;
     }
     r.seeds.push_back(std::move(s));
   }
@@ -147,6 +165,7 @@ ordered_json RunConfig::to_json() const {
   ordered_json j = {{"policy", policy}};
   if (model) j["model"] = model->to_json();
   if (policy == "replay") j["replay"] = {{"store", replay_store}, {"run", replay_run}};
+  if (!problem_set.empty()) j["problem_set"] = problem_set;
   j["definitions"] = definitions;
   if (!workload.empty()) j["workload"] = workload;
   if (!workloads.empty()) j["workloads"] = ptxbench::to_json(workloads);
@@ -175,7 +194,7 @@ ordered_json RunConfig::to_json() const {
 RunConfig run_config_from_json(const ordered_json& j, const std::string& document) {
   JsonChecker check(document);
   check.require_object(j, "");
-  check.only_fields(j, "", {"policy", "model", "replay", "definitions", "workload", "workloads", "prompt_tags", "language",
+  check.only_fields(j, "", {"policy", "model", "replay", "definitions", "problem_set", "workload", "workloads", "prompt_tags", "language",
                             "trajectories_per_tag", "num_turns", "target_speedup", "concurrency", "model_concurrency", "context", "service",
                             "service_token_file", "eval_options", "eval_timeout_s", "infra_error_retries",
                             "infra_error_backoff_s", "arch", "name", "repair_notes", "repair_from"});
@@ -198,6 +217,14 @@ RunConfig run_config_from_json(const ordered_json& j, const std::string& documen
     c.replay_run = check.string_field(r, "replay", "run");
   }
   c.definitions = check.string_list(j, "", "definitions");
+  c.problem_set = check.optional_string(j, "", "problem_set", "");
+  if (j.contains("problem_set") && !j.contains("definitions")) {
+    auto set = find_problem_set(data_root(), c.problem_set);
+    if (!set)
+      check.fail("problem_set", "no set '" + c.problem_set + "' in " +
+                                    (data_root() / "definitions" / Catalog::kProblemSetsFile).string());
+    c.definitions = *set;
+  }
   if (j.contains("repair_from")) {
     // A repair run: one trajectory per seed and tag, over the seeds' definitions.
     c.repair_from = repair_from_from_json(check, j["repair_from"]);

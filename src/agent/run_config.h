@@ -38,7 +38,10 @@ struct RepairSeed {
   std::string wrong_source;  ///< the kernel, as the model would have answered it
   std::string feedback;      ///< the feedback text it got (sent as the task's first feedback)
   std::string status;        ///< its verdict status (a Status name); notes are added unless PASSED
-  ordered_json origin = ordered_json::object();  ///< where it came from (free; kept, never read)
+  std::optional<ordered_json> verdict;  ///< its verdict document, when the seed file carries it
+  /// Where it came from: free, except that `run` (string), `trajectory` and `turn` (integers), when
+  /// given, name the source turn (`ptxbench data seeds` writes them) and are stored with the seed.
+  ordered_json origin = ordered_json::object();
 };
 
 /// `"repair_from": {"file": SEEDS.jsonl, "sha256": HEX}`: every trajectory of the run is a repair
@@ -61,6 +64,10 @@ struct RunConfig {
   std::optional<ModelConfig> model;           ///< policy model
   std::string replay_store, replay_run;       ///< policy replay: where the answers come from
   std::vector<std::string> definitions;
+  /// The problem set the definitions came from (definitions/problem_sets.json, e.g. "heldout-gqa"):
+  /// a config may name a set instead of definitions; it is expanded when read, and the stored form
+  /// keeps both (a stored config is never re-expanded).
+  std::string problem_set;
   std::string workload;                       ///< empty: each definition's default workload
   /// Set ("all", or a list): every turn is evaluated over this sweep of each definition's
   /// workloads (agent/sweep_evaluation.h); excludes `workload`. Empty: one workload, as before.

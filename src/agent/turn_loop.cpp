@@ -21,6 +21,18 @@ constexpr EnumName<TurnPhase> kPhases[] = {
     {TurnPhase::evaluate, "evaluate"}, {TurnPhase::verdict, "verdict"},   {TurnPhase::done, "done"},
     {TurnPhase::failed, "failed"},
 };
+
+// The source turn a seed names in its origin (run, trajectory, turn; checked when the seeds were
+// read), or nullopt when it names none.
+std::optional<SeedOrigin> seed_origin(const RepairSeed& seed) {
+  const auto& o = seed.origin;
+  if (!o.contains("run") || !o.contains("turn")) return std::nullopt;
+  SeedOrigin out;
+  out.run_id = o["run"].get<std::string>();
+  out.turn = o["turn"].get<int64_t>();
+  if (o.contains("trajectory")) out.trajectory_id = o["trajectory"].get<int64_t>();
+  return out;
+}
 }  // namespace
 
 std::string to_string(TurnPhase p) { return enum_name(kPhases, p); }
@@ -69,14 +81,15 @@ std::string TrajectoryRunner::with_repair_notes(const std::string& feedback, con
                              m_config.repair_notes.mode, m_config.repair_notes.k);
 }
 
-std::vector<StoredMessage> TrajectoryRunner::opening_messages(const TrajectoryKey& key) const {
+TrajectoryRunner::Opening TrajectoryRunner::opening_messages(const TrajectoryKey& key) const {
   const Definition& def = m_catalog.definition(key.definition);
   const Workload& w = key.workload_uuid.empty() ? m_catalog.default_workload(key.definition)
                                                 : m_catalog.find_workload(key.definition, key.workload_uuid);
   std::string tag = base_prompt_tag(key.prompt_tag);
   Prompt p = m_prompts.build(def, resolve_workload(def, w), tag, m_config.arch);
   if (!m_config.workloads.empty()) p.user += sweep_task_note(def, select_workloads(m_catalog, key.definition, m_config.workloads));
-  std::vector<StoredMessage> out = {{"system", p.system, 0, 0, ""}, {"user", p.user, 0, 0, ""}};
+  Opening out;
+  out.messages = {{"system", p.system, 0, 0, ""}, {"user", p.user, 0, 0, ""}};
   if (tag == key.prompt_tag) return out;
   // A repair trajectory: the seed of its index, as if the model had answered it at turn 0.
   const RepairFromConfig* from = m_config.repair_from ? &*m_config.repair_from : nullptr;
@@ -87,8 +100,10 @@ std::vector<StoredMessage> TrajectoryRunner::opening_messages(const TrajectoryKe
   const RepairSeed& seed = from->seeds[static_cast<std::size_t>(key.index)];
   std::string feedback = seed.feedback;
   if (seed.status != to_string(Status::PASSED)) feedback = with_repair_notes(feedback, seed.wrong_source, key.definition);
-  out.push_back({"assistant", fenced(seed.wrong_source, m_config.language == CandidateLanguage::triton ? "python" : "cuda"), 0, 0, ""});
-  out.push_back({"user", feedback, 0, 0, ""});
+  out.messages.push_back(
+      {"assistant", fenced(seed.wrong_source, m_config.language == CandidateLanguage::triton ? "python" : "cuda"), 0, 0, ""});
+  out.messages.push_back({"user", feedback, 0, 0, ""});
+  out.seed = SeedTurn{seed.wrong_source, m_config.language, seed.status, feedback, seed.verdict, seed_origin(seed)};
   return out;
 }
 
@@ -132,9 +147,11 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
         emit(turn, rp.trajectory.status == TrajectoryStatus::failed ? TurnPhase::failed : TurnPhase::done,
              rp.trajectory.stop_reason);
         return;
-      case NextAction::store_initial_messages:
-        m_store.record_initial_messages(id, opening_messages(key));
+      case NextAction::store_initial_messages: {
+        Opening opening = opening_messages(key);
+        m_store.record_initial_messages(id, opening.messages, opening.seed);
         break;
+      }
       case NextAction::next_turn:
         if (turn >= m_config.num_turns) {  // only reached when a stop was not stored with the last turn
           m_store.finish_trajectory(id, TrajectoryStatus::finished, "turn budget of " + std::to_string(m_config.num_turns));
@@ -183,41 +200,13 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
         m_store.record_submission(id, turn, m_evaluation.submit(request, idem));
         break;
       }
-      case NextAction::await_verdict: {
-        const std::string& task = *rp.last->task_id;
-        FinishedEvaluation done;
-        try {
-          done = m_evaluation.wait_done(task, m_config.eval_timeout_s);
-        } catch (const Error&) {
-          // An unknown task (expired from the service's queue, a new queue): submit it again.
-          if (!m_evaluation.forgot(task)) throw;
-          std::string idem = m_run_id + ":" + std::to_string(id) + ":" + std::to_string(turn) + ":" +
-                             std::to_string(rp.last->submissions + 1);
-          m_store.record_resubmission(id, turn, task,
-                                      m_evaluation.submit(evaluation_request(key, *rp.last->candidate_source, m_config), idem));
-          break;
-        }
-        Verdict finished = done.verdict_or_bare();
-        if (finished.status == Status::INFRA_ERROR) {
-          handle_infra_error(id, key, turn, task, finished);
-          break;
-        }
-        Verdict verdict = m_store.record_verdict(id, turn, task, finished.to_json());
-        emit(turn, TurnPhase::verdict, to_string(verdict.status), 0, verdict.fake_backend);
+      case NextAction::await_verdict:
+        if (auto verdict = await_verdict(id, key, turn, *rp.last))
+          emit(turn, TurnPhase::verdict, to_string(verdict->status), 0, verdict->fake_backend);
         break;
-      }
-      case NextAction::feedback_or_complete: {
-        const TurnRecord& last = *rp.last;
-        std::string feedback =
-            turn_feedback(last.extraction_error ? *last.extraction_error : render_turn_feedback(*last.verdict), m_config, turn);
-        // Repair notes go with a failed verdict only: a PASSED one, an INFRA_ERROR (ours, not the
-        // kernel's; a stored one comes only from runs before INFRA_ERRORs were re-run), or an
-        // answer with no kernel to search by (extraction error) keeps its feedback.
-        if (!last.extraction_error && !last.correct && last.candidate_source && last.status != to_string(Status::INFRA_ERROR))
-          feedback = with_repair_notes(feedback, *last.candidate_source, key.definition);
-        m_store.record_feedback(id, turn, feedback);
+      case NextAction::feedback_or_complete:
+        m_store.record_feedback(id, turn, feedback_for(*rp.last, key, turn));
         break;
-      }
       case NextAction::complete_turn: {
         const TurnRecord& last = *rp.last;
         std::optional<TrajectoryEnd> end;
@@ -231,6 +220,39 @@ void TrajectoryRunner::run(int64_t id, const std::function<void(const TurnEvent&
       }
     }
   }
+}
+
+std::optional<Verdict> TrajectoryRunner::await_verdict(int64_t id, const TrajectoryKey& key, int64_t turn,
+                                                       const TurnRecord& last) {
+  const std::string& task = *last.task_id;
+  FinishedEvaluation done;
+  try {
+    done = m_evaluation.wait_done(task, m_config.eval_timeout_s);
+  } catch (const Error&) {
+    // An unknown task (expired from the service's queue, a new queue): submit it again.
+    if (!m_evaluation.forgot(task)) throw;
+    std::string idem =
+        m_run_id + ":" + std::to_string(id) + ":" + std::to_string(turn) + ":" + std::to_string(last.submissions + 1);
+    m_store.record_resubmission(id, turn, task, m_evaluation.submit(evaluation_request(key, *last.candidate_source, m_config), idem));
+    return std::nullopt;
+  }
+  Verdict finished = done.verdict_or_bare();
+  if (finished.status == Status::INFRA_ERROR) {
+    handle_infra_error(id, key, turn, task, finished);
+    return std::nullopt;
+  }
+  return m_store.record_verdict(id, turn, task, finished.to_json());
+}
+
+std::string TrajectoryRunner::feedback_for(const TurnRecord& last, const TrajectoryKey& key, int64_t turn) const {
+  std::string feedback =
+      turn_feedback(last.extraction_error ? *last.extraction_error : render_turn_feedback(*last.verdict), m_config, turn);
+  // Repair notes go with a failed verdict only: a PASSED one, an INFRA_ERROR (ours, not the
+  // kernel's; a stored one comes only from runs before INFRA_ERRORs were re-run), or an answer
+  // with no kernel to search by (extraction error) keeps its feedback.
+  if (!last.extraction_error && !last.correct && last.candidate_source && last.status != to_string(Status::INFRA_ERROR))
+    feedback = with_repair_notes(feedback, *last.candidate_source, key.definition);
+  return feedback;
 }
 
 void TrajectoryRunner::handle_infra_error(int64_t id, const TrajectoryKey& key, int64_t turn, const std::string& task,

@@ -95,10 +95,16 @@ class TrajectoryRunner {
   /// (a repair trajectory's seed exchange is the last pair until turn 1 has its feedback).
   static std::vector<StoredMessage> shape_context(const std::vector<StoredMessage>& stored, ContextPolicy policy);
 
+  /// What a trajectory opens with (stored in one transaction before turn 1).
+  struct Opening {
+    std::vector<StoredMessage> messages;
+    std::optional<SeedTurn> seed;  ///< a repair trajectory's seed as its turn 0
+  };
   /// The opening messages of a trajectory: system and task; in a repair run (the key's tag ends
   /// with kRepairTagSuffix) then the seed of the key's index as an exchange: the wrong kernel in
-  /// a ```cuda block (assistant) and its feedback (user), with notes as for a failed verdict.
-  [[nodiscard]] std::vector<StoredMessage> opening_messages(const TrajectoryKey& key) const;
+  /// a ```cuda block (assistant) and its feedback (user), with notes as for a failed verdict; and
+  /// that seed as turn 0 (status, feedback as shown, verdict and origin when the seed has them).
+  [[nodiscard]] Opening opening_messages(const TrajectoryKey& key) const;
 
   /// `feedback` of a failed verdict (not PASSED) of `kernel` with the run's repair notes appended;
   /// unchanged when repair_notes is off. Deterministic for a given notes store.
@@ -118,6 +124,11 @@ class TrajectoryRunner {
   /// before the loop submits again; throws InfraErrorPersists past the re-run budget.
   void handle_infra_error(int64_t id, const TrajectoryKey& key, int64_t turn, const std::string& task,
                           const Verdict& verdict);
+  /// Waits for the turn's evaluation and stores its verdict; a task the service forgot is submitted
+  /// again, an INFRA_ERROR goes to handle_infra_error. Returns the stored verdict, if one was.
+  std::optional<Verdict> await_verdict(int64_t id, const TrajectoryKey& key, int64_t turn, const TurnRecord& last);
+  /// The feedback the model gets for the completed evaluation (or extraction error) of `last`.
+  [[nodiscard]] std::string feedback_for(const TurnRecord& last, const TrajectoryKey& key, int64_t turn) const;
 
   std::string m_run_id;
   const NotesStore* m_notes;

@@ -1,10 +1,13 @@
 #include "baseline/cudnn_graph.h"
 
+#include "baseline/cudnn_engine_config.h"
+
 #include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
 #include <sstream>
+#include <tuple>
 
 namespace ptxbench::cudnn {
 namespace {
@@ -27,28 +30,6 @@ std::string list_text(const std::vector<int64_t>& v) {
   return s + "]";
 }
 
-const char* behavior_note_text(cudnnBackendBehaviorNote_t n) {
-  switch (n) {
-    case CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION: return "runtime_compilation";
-    case CUDNN_BEHAVIOR_NOTE_REQUIRES_FILTER_INT8x32_REORDER: return "filter_int8x32_reorder";
-    case CUDNN_BEHAVIOR_NOTE_REQUIRES_BIAS_INT8x32_REORDER: return "bias_int8x32_reorder";
-    case CUDNN_BEHAVIOR_NOTE_SUPPORTS_CUDA_GRAPH_NATIVE_API: return "cuda_graph_native";
-    case CUDNN_BEHAVIOR_NOTE_CUBLASLT_DEPENDENCY: return "cublaslt_dependency";
-    default: return "behavior?";
-  }
-}
-
-const char* numerical_note_text(cudnnBackendNumericalNote_t n) {
-  switch (n) {
-    case CUDNN_NUMERICAL_NOTE_TENSOR_CORE: return "tensor_core";
-    case CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS: return "down_convert_inputs";
-    case CUDNN_NUMERICAL_NOTE_REDUCED_PRECISION_REDUCTION: return "reduced_precision_reduction";
-    case CUDNN_NUMERICAL_NOTE_NONDETERMINISTIC: return "nondeterministic";
-    case CUDNN_NUMERICAL_NOTE_STRICT_NAN_PROP: return "strict_nan_prop";
-    default: return "numerical?";
-  }
-}
-
 void debug_line(const std::string& line) {
   if (debug_enabled()) std::fprintf(stderr, "[ptxbench cudnn] %s\n", line.c_str());
 }
@@ -68,48 +49,6 @@ Descriptor operation(cudnnBackendDescriptorType_t type, const std::string& label
   Descriptor op(type, label + ": op '" + name + "' (" + kind + ")");
   for (const Link& l : links) op.set(l.attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &l.value, l.attr_text);
   return op;
-}
-
-// Reads what cuDNN says about one engine config (best effort: a field it refuses stays empty).
-PlanChoice inspect_config(cudnnBackendDescriptor_t config) {
-  PlanChoice c;
-  Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR, "engine of a heuristic result");
-  cudnnBackendDescriptor_t raw = engine.get();
-  int64_t n = 0;
-  if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &n, &raw) !=
-      CUDNN_STATUS_SUCCESS)
-    return c;
-  cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &n, &c.engine);
-
-  std::vector<Descriptor> knobs;
-  std::vector<cudnnBackendDescriptor_t> knob_raw;
-  for (int i = 0; i < CUDNN_KNOB_TYPE_COUNTS; ++i) {
-    knobs.emplace_back(CUDNN_BACKEND_KNOB_CHOICE_DESCRIPTOR, "knob choice");
-    knob_raw.push_back(knobs.back().get());
-  }
-  int64_t knob_count = 0;
-  if (cudnnBackendGetAttribute(config, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-                               CUDNN_KNOB_TYPE_COUNTS, &knob_count, knob_raw.data()) == CUDNN_STATUS_SUCCESS) {
-    for (int64_t i = 0; i < knob_count && i < CUDNN_KNOB_TYPE_COUNTS; ++i) {
-      cudnnBackendKnobType_t type = CUDNN_KNOB_TYPE_COUNTS;
-      int64_t value = -1;
-      cudnnBackendGetAttribute(knob_raw[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_TYPE, CUDNN_TYPE_KNOB_TYPE, 1, &n, &type);
-      cudnnBackendGetAttribute(knob_raw[i], CUDNN_ATTR_KNOB_CHOICE_KNOB_VALUE, CUDNN_TYPE_INT64, 1, &n, &value);
-      c.knobs.emplace_back(static_cast<int64_t>(type), value);
-    }
-  }
-
-  std::array<cudnnBackendBehaviorNote_t, CUDNN_BEHAVIOR_NOTE_TYPE_COUNT> behavior{};
-  if (cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
-                               CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &n, behavior.data()) == CUDNN_STATUS_SUCCESS)
-    for (int64_t i = 0; i < n && i < CUDNN_BEHAVIOR_NOTE_TYPE_COUNT; ++i)
-      c.notes.emplace_back(behavior_note_text(behavior[i]));
-  std::array<cudnnBackendNumericalNote_t, CUDNN_NUMERICAL_NOTE_TYPE_COUNT> numerical{};
-  if (cudnnBackendGetAttribute(engine.get(), CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
-                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &n, numerical.data()) == CUDNN_STATUS_SUCCESS)
-    for (int64_t i = 0; i < n && i < CUDNN_NUMERICAL_NOTE_TYPE_COUNT; ++i)
-      c.notes.emplace_back(numerical_note_text(numerical[i]));
-  return c;
 }
 
 }  // namespace
@@ -214,7 +153,7 @@ Handle::~Handle() {
 GraphBuilder::GraphBuilder(std::string label) : m_label(std::move(label)) {}
 
 int64_t GraphBuilder::tensor(const std::string& name, cudnnDataType_t dtype, std::vector<int64_t> dims,
-                             std::vector<int64_t> strides, bool is_virtual, int64_t uid) {
+                             std::vector<int64_t> strides, bool is_virtual, int64_t uid, int64_t ragged_offset) {
   if (uid < 0) {
     while (m_index.count(m_next_uid)) ++m_next_uid;
     uid = m_next_uid++;
@@ -222,7 +161,10 @@ int64_t GraphBuilder::tensor(const std::string& name, cudnnDataType_t dtype, std
   PTXB_ENSURE(!m_index.count(uid), "cuDNN", m_label + ": tensor '" + name + "' reuses uid " + std::to_string(uid));
   PTXB_ENSURE(dims.size() == strides.size() && !dims.empty(), "cuDNN",
               m_label + ": tensor '" + name + "' has dims " + list_text(dims) + " but strides " + list_text(strides));
-  return add_tensor(TensorInfo{name, uid, dtype, std::move(dims), std::move(strides), is_virtual, false});
+  PTXB_ENSURE(ragged_offset < 0 || m_index.count(ragged_offset), "cuDNN",
+              m_label + ": tensor '" + name + "' refers to unknown ragged offset uid " + std::to_string(ragged_offset));
+  return add_tensor(
+      TensorInfo{name, uid, dtype, std::move(dims), std::move(strides), is_virtual, false, ragged_offset});
 }
 
 int64_t GraphBuilder::scalar(const std::string& name, float value, int64_t uid, int rank) {
@@ -248,6 +190,10 @@ int64_t GraphBuilder::add_tensor(TensorInfo info) {
   PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &alignment);
   if (info.is_virtual) PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &yes);
   if (info.by_value) PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &yes);
+  if (info.ragged_offset >= 0) {
+    cudnnBackendDescriptor_t offsets = m_tensors[m_index.at(info.ragged_offset)].get();
+    PTXB_CUDNN_SET(d, CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &offsets);
+  }
   d.finalize();
 
   m_index[uid] = m_infos.size();
@@ -275,7 +221,8 @@ void GraphBuilder::add_op(Descriptor op, std::string line) {
   m_op_lines.push_back(std::move(line));
 }
 
-void GraphBuilder::matmul(const std::string& name, int64_t a, int64_t b, int64_t c, cudnnDataType_t compute) {
+void GraphBuilder::matmul(const std::string& name, int64_t a, int64_t b, int64_t c, cudnnDataType_t compute,
+                          MatmulOverrides overrides) {
   Descriptor desc(CUDNN_BACKEND_MATMUL_DESCRIPTOR, m_label + ": matmul descriptor of '" + name + "'");
   PTXB_CUDNN_SET(desc, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute);
   desc.finalize();
@@ -285,9 +232,19 @@ void GraphBuilder::matmul(const std::string& name, int64_t a, int64_t b, int64_t
                              PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_MATMUL_BDESC, tensor_desc(b, name)),
                              PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_MATMUL_CDESC, tensor_desc(c, name)),
                              PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_MATMUL_DESC, desc.get())});
+  std::string extents;
+  for (auto [uid, attr, attr_text, letter] :
+       {std::tuple{overrides.m, CUDNN_ATTR_OPERATION_MATMUL_GEMM_M_OVERRIDE_DESC, "GEMM_M_OVERRIDE_DESC", " m="},
+        std::tuple{overrides.n, CUDNN_ATTR_OPERATION_MATMUL_GEMM_N_OVERRIDE_DESC, "GEMM_N_OVERRIDE_DESC", " n="},
+        std::tuple{overrides.k, CUDNN_ATTR_OPERATION_MATMUL_GEMM_K_OVERRIDE_DESC, "GEMM_K_OVERRIDE_DESC", " k="}}) {
+    if (uid < 0) continue;
+    cudnnBackendDescriptor_t t = tensor_desc(uid, name);
+    op.set(attr, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &t, attr_text);
+    extents += letter + info(uid).name;
+  }
   m_sub_descs.push_back(std::move(desc));
   add_op(std::move(op), name + ": matmul(" + info(a).name + ", " + info(b).name + ") -> " + info(c).name +
-                            " compute=" + dtype_text(compute));
+                            " compute=" + dtype_text(compute) + extents);
 }
 
 void GraphBuilder::pointwise(const std::string& name, cudnnPointwiseMode_t mode, cudnnDataType_t compute, int64_t x,
@@ -355,6 +312,18 @@ void GraphBuilder::reshape(const std::string& name, int64_t x, int64_t y) {
   add_op(std::move(op), name + ": reshape(" + info(x).name + ") -> " + info(y).name);
 }
 
+void GraphBuilder::paged_cache_load(const std::string& name, int64_t container, int64_t page_table, int64_t seq_len,
+                                    int64_t y) {
+  Descriptor op =
+      operation(CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD_DESCRIPTOR, m_label, name, "paged cache load",
+                {PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_CONTAINER_DESC, tensor_desc(container, name)),
+                 PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_PAGE_TABLE_DESC, tensor_desc(page_table, name)),
+                 PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_SEQUENCE_DESC, tensor_desc(seq_len, name)),
+                 PTXB_CUDNN_LINK(CUDNN_ATTR_OPERATION_PAGED_CACHE_LOAD_YDESC, tensor_desc(y, name))});
+  add_op(std::move(op), name + ": paged_cache_load(" + info(container).name + ", table " + info(page_table).name +
+                            ", lengths " + info(seq_len).name + ") -> " + info(y).name);
+}
+
 void GraphBuilder::finalize(cudnnHandle_t handle) {
   Descriptor g(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR, m_label + ": operation graph (" +
                                                             std::to_string(m_ops.size()) + " ops)");
@@ -388,6 +357,7 @@ std::string GraphBuilder::describe() const {
     s << "  tensor uid " << t.uid << " '" << t.name << "' " << dtype_text(t.dtype) << " dims " << list_text(t.dims)
       << " strides " << list_text(t.strides) << (t.is_virtual ? " virtual" : "");
     if (t.by_value) s << " by-value=" << *m_scalars.at(t.uid);
+    if (t.ragged_offset >= 0) s << " ragged by '" << info(t.ragged_offset).name << "'";
     s << "\n";
   }
   for (const auto& line : m_op_lines) s << "  op " << line << "\n";
@@ -456,7 +426,7 @@ ExecutionPlan ExecutionPlan::select(cudnnHandle_t handle, const GraphBuilder& gr
     }
     debug_line(graph.label() + ": heur " + m.name + " gave " + std::to_string(got) + " engine configs");
     for (int64_t i = 0; i < got && i < count; ++i) {
-      PlanChoice choice = inspect_config(raw[i]);
+      PlanChoice choice = inspect_engine_config(raw[i]);
       choice.heur_mode = m.name;
       choice.candidate = static_cast<int>(i);
       choice.candidates = static_cast<int>(got);
@@ -532,7 +502,7 @@ PlanProbe probe_first_config(const GraphBuilder& graph, const Descriptor& device
     if (out.status == CUDNN_STATUS_SUCCESS) out.status = CUDNN_STATUS_NOT_SUPPORTED;
     return out;
   }
-  out.choice = inspect_config(raw);
+  out.choice = inspect_engine_config(raw);
   out.choice.heur_mode = "A";
   out.choice.candidate = 0;
   out.choice.candidates = static_cast<int>(got);
@@ -544,6 +514,20 @@ PlanProbe probe_first_config(const GraphBuilder& graph, const Descriptor& device
 }
 
 // ---- PlanRunner -----------------------------------------------------------------------------
+
+int PlanRunner::run_on_stream(cudnnHandle_t handle, cudaStream_t stream, const ExecutionPlan& plan,
+                              const std::vector<int64_t>& uids, const std::vector<void*>& pointers, void* workspace,
+                              const std::string& label) noexcept {
+  if (cudnnStatus_t st = cudnnSetStream(handle, stream); st != CUDNN_STATUS_SUCCESS) {
+    std::fprintf(stderr, "ptxbench: %s: cudnnSetStream failed: %s\n", label.c_str(), status_text(st).c_str());
+    return static_cast<int>(cudaErrorUnknown);
+  }
+  if (run(handle, plan, uids, pointers, workspace) != CUDNN_STATUS_SUCCESS) {
+    std::fprintf(stderr, "ptxbench: %s: %s\n", label.c_str(), m_last_error.c_str());
+    return static_cast<int>(cudaErrorUnknown);
+  }
+  return 0;
+}
 
 cudnnStatus_t PlanRunner::run(cudnnHandle_t handle, const ExecutionPlan& plan, const std::vector<int64_t>& uids,
                               const std::vector<void*>& pointers, void* workspace) noexcept {

@@ -101,6 +101,13 @@ struct TensorInfo {
   std::vector<int64_t> dims, strides;
   bool is_virtual = false;
   bool by_value = false;
+  int64_t ragged_offset = -1;  ///< uid of the tensor of per-batch element offsets (ragged layout), or -1
+};
+
+/// Per-batch problem sizes of a matmul taken from int32 [B,1,1,1] tensors (uids; -1 = none), for
+/// variable sequence lengths: the tensor dims give the maximum, these the actual extents.
+struct MatmulOverrides {
+  int64_t m = -1, n = -1, k = -1;
 };
 
 /// Builds one operation graph node by node. Every tensor and operation descriptor is finalized as
@@ -115,13 +122,16 @@ class GraphBuilder {
 
   /// A tensor with a fixed `uid` (inputs, outputs, workspace tensors) or, for uid < 0, the next
   /// free one (intermediates). Alignment 16 bytes. Returns the uid.
+  /// `ragged_offset` (a uid added before, or -1) makes it a ragged tensor: batch b starts at element
+  /// offset[b] of the buffer instead of at b·stride[0] (CUDNN_ATTR_TENSOR_RAGGED_OFFSET_DESC).
   int64_t tensor(const std::string& name, cudnnDataType_t dtype, std::vector<int64_t> dims,
-                 std::vector<int64_t> strides, bool is_virtual, int64_t uid = -1);
+                 std::vector<int64_t> strides, bool is_virtual, int64_t uid = -1, int64_t ragged_offset = -1);
   /// A float scalar passed by value (dims and strides all 1, `rank` of them); its value lives in the
   /// builder and is what the variant pack points at.
   int64_t scalar(const std::string& name, float value, int64_t uid, int rank = 4);
 
-  void matmul(const std::string& name, int64_t a, int64_t b, int64_t c, cudnnDataType_t compute = CUDNN_DATA_FLOAT);
+  void matmul(const std::string& name, int64_t a, int64_t b, int64_t c, cudnnDataType_t compute = CUDNN_DATA_FLOAT,
+              MatmulOverrides overrides = {});
   /// x → y, or (x, b) → y, or (x, b, t) → y for BINARY_SELECT (y = t ? x : b). `axis` for GEN_INDEX.
   void pointwise(const std::string& name, cudnnPointwiseMode_t mode, cudnnDataType_t compute, int64_t x, int64_t y,
                  int64_t b = -1, int64_t t = -1, std::optional<int64_t> axis = std::nullopt);
@@ -129,6 +139,10 @@ class GraphBuilder {
                  cudnnDataType_t compute = CUDNN_DATA_FLOAT);
   /// A view change (transpose through strides), no data movement.
   void reshape(const std::string& name, int64_t x, int64_t y);
+  /// y (virtual [B, H, S, D] or its transpose) = the blocks of `container` ([num_blocks, H,
+  /// block_size, D]) that `page_table` (int32 [B, 1, max_blocks, 1], possibly ragged) lists for
+  /// each batch, `seq_len` (int32 [B, 1, 1, 1]) tokens of them (CUDNN_BACKEND_OPERATION_PAGED_CACHE_LOAD).
+  void paged_cache_load(const std::string& name, int64_t container, int64_t page_table, int64_t seq_len, int64_t y);
 
   /// Finalizes the operation graph over every operation added so far.
   void finalize(cudnnHandle_t handle);
@@ -215,6 +229,10 @@ class PlanRunner {
  public:
   cudnnStatus_t run(cudnnHandle_t handle, const ExecutionPlan& plan, const std::vector<int64_t>& uids,
                     const std::vector<void*>& pointers, void* workspace) noexcept;
+  /// The timed call of a baseline: binds `stream` to the handle, then run(). 0, or a CUDA error
+  /// code with the failure on stderr after "ptxbench: <label>: " (the runner's error channel).
+  int run_on_stream(cudnnHandle_t handle, cudaStream_t stream, const ExecutionPlan& plan, const std::vector<int64_t>& uids,
+                    const std::vector<void*>& pointers, void* workspace, const std::string& label) noexcept;
   [[nodiscard]] const std::string& last_error() const noexcept { return m_last_error; }
 
  private:

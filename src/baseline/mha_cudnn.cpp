@@ -364,17 +364,7 @@ struct MhaCudnnBaseline::Plan {
   }
 
   int execute(cudaStream_t stream) {
-    cudnnStatus_t st = cudnnSetStream(handle.get(), stream);
-    if (st != CUDNN_STATUS_SUCCESS) {
-      std::fprintf(stderr, "ptxbench: %s: cudnnSetStream failed: %s\n", label.c_str(), cudnn::status_text(st).c_str());
-      return static_cast<int>(cudaErrorUnknown);
-    }
-    st = runner.run(handle.get(), plan, uids, pointers, workspace.get());
-    if (st != CUDNN_STATUS_SUCCESS) {
-      std::fprintf(stderr, "ptxbench: %s: %s\n", label.c_str(), runner.last_error().c_str());
-      return static_cast<int>(cudaErrorUnknown);
-    }
-    return 0;
+    return runner.run_on_stream(handle.get(), stream, plan, uids, pointers, workspace.get(), label);
   }
 
   [[nodiscard]] int reject(const std::string& why) const {

@@ -1,5 +1,5 @@
 // `ptxbench data build RECIPE.json [--store FILE] --out DIR [--dry-run] [--json]`, `ptxbench data
-// show DIR` and `ptxbench data notes RECIPE.json --notes FILE [--store FILE] [--dry-run] [--json]`:
+// seeds --from RUN --out FILE`, `ptxbench data show DIR` and `ptxbench data notes RECIPE.json --notes FILE [--store FILE] [--dry-run] [--json]`:
 // fine-tuning datasets (fixit, kernelgen) and repair notes from stored runs, as a recipe says
 // (docs/design.md §9; docs/adaptation.md).
 #include <fmt/format.h>
@@ -9,6 +9,8 @@
 #include "adapt/data_recipe.h"
 #include "adapt/dataset_builder.h"
 #include "adapt/note_synthesis.h"
+#include "adapt/seed_selection.h"
+#include "cli/output_path.h"
 #include "runs/run_store.h"
 #include "cli/commands.h"
 #include "common/error.h"
@@ -21,10 +23,55 @@ namespace {
 struct DataArgs {
   std::string recipe, store = "runs/runs.db", out, dir, notes, cache;
   bool dry_run = false, json = false;
+  // data seeds
+  std::vector<std::string> from, labels, definitions;
+  int64_t per_definition = 33, turn_to = 5;
+  std::optional<uint64_t> seed;
+  bool allow_fake = false;
+  bool no_teacher = false;  // data build: records without reasoning, whatever the recipe's teacher
 };
+
+int seeds_command(const DataArgs& a) {
+  OutputFile out("--out", a.out);
+  if (!fs::exists(a.store)) throw InputError("data", "no run store at " + a.store + " (--store FILE)");
+  RunStore store(a.store, RunStore::Open::read_only);
+  SourceFilter filter;
+  filter.runs = a.from;
+  if (!a.definitions.empty()) filter.definitions = a.definitions;
+  filter.allow_fake_verdicts = a.allow_fake;
+  SourceSet sources = read_sources(store, filter, HeldOutDefinitions::none());
+  SeedRule rule;
+  if (!a.labels.empty()) {
+    rule.labels.clear();
+    for (const auto& l : a.labels) rule.labels.push_back(parse_label_key(l));
+  }
+  rule.turn_to = a.turn_to;
+  rule.per_definition = a.per_definition;
+  rule.seed = a.seed;
+  SeedSelection sel = select_seeds(sources, rule);
+  std::string lines;
+  for (const auto& f : sel.kept) lines += seed_line(sources, f, a.store).dump(-1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+  out.write(lines);
+  // The summary goes to stderr when the seeds go to stdout.
+  std::FILE* info = out.to_stdout() ? stderr : stdout;
+  if (a.json) {
+    fmt::print(info, "{}\n", sel.to_json().dump(2));
+    return 0;
+  }
+  fmt::print(info, "{} seeds from {} failed turns with a kernel and feedback (turns {}..{}, at most {} per definition{})\n",
+             sel.kept.size(), sel.candidates, rule.turn_from, rule.turn_to, rule.per_definition,
+             rule.seed ? fmt::format(", seeded choice {}", *rule.seed) : std::string(", stable order"));
+  for (const auto& s : sel.strata)
+    fmt::print(info, "  {:<32} {:<18} turn {:>2}: {:>3} of {:>3}\n", s.definition, s.label, s.turn, s.kept, s.available);
+  for (const auto& d : sel.underfilled)
+    fmt::print(info, "warning: {} has fewer than {} candidates: all of them are seeds\n", d, rule.per_definition);
+  if (!out.to_stdout()) fmt::print(info, "written to {}\n", out.path());
+  return 0;
+}
 
 int build_command(const DataArgs& a) {
   DataRecipe recipe = load_data_recipe(a.recipe);
+  if (a.no_teacher) recipe.teacher.reset();  // the manifest's recipe says so: no teacher, no reasoning
   if (!fs::exists(a.store)) throw InputError("data", "no run store at " + a.store + " (--store FILE)");
   RunStore store(a.store, RunStore::Open::existing);
   if (a.dry_run) {
@@ -97,9 +144,31 @@ void register_data(CLI::App& app, Action& action) {
   build->add_option("--out", a.out, "dataset folder (created; its files replaced, its reasoning cache kept)");
   build->add_flag("--dry-run", a.dry_run, "print what the recipe selects (runs, strata, pairs) without calling the teacher or writing");
   build->add_flag("--json", a.json, "print the manifest (or, with --dry-run, the selection) as JSON");
+  build->add_flag("--no-teacher", a.no_teacher,
+                  "leave the recipe's teacher out: records without reasoning (counts, composition, or reasoning added elsewhere)");
   build->footer("The same store, recipe and reasoning cache give byte-identical files. Held-out definitions are never\n"
                 "read; a recipe that lists one in its problem set is refused (exit 2).");
   build->callback([&action] { action = [] { return build_command(a); }; });
+  auto* seeds = cmd->add_subcommand("seeds", "repair seeds from a stored run's failed turns, by the original PTXBench's rule (a repair run's repair_from file)");
+  seeds->add_option("--from", a.from, "run id (repeat for several runs)")->required();
+  seeds->add_option("--store", a.store, "run store (SQLite)")->capture_default_str();
+  seeds->add_option("--out", a.out, "seeds file (JSONL; - for stdout)")->required();
+  seeds->add_option("--per-definition", a.per_definition, "at most this many seeds per definition")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  seeds->add_option("--max-turn", a.turn_to, "latest turn a seed may come from (turns count from 1)")
+      ->capture_default_str()
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000}));
+  seeds->add_option("--labels", a.labels, "failure labels (default: compilation_error numerical_error runtime_error kernel_timeout)");
+  seeds->add_option("--definitions", a.definitions, "only these definitions (default: every definition of the runs)");
+  seeds->add_option("--seed", a.seed, "choose within each (label, turn) stratum by a seeded permutation instead of the stable order");
+  seeds->add_flag("--allow-fake-verdicts", a.allow_fake, "accept verdicts of the service's fake backend (tests only)");
+  seeds->add_flag("--json", a.json, "print the selection (strata, counts) as JSON");
+  seeds->footer("The paper's rule: failed turns labelled compilation, numerical, runtime error or kernel timeout at turns\n"
+                "1..5 (the original's 0-based turn < 5), at most 33 per definition, apportioned over (label, turn) strata\n"
+                "by largest remainder. Each line names its source (store, run, trajectory, turn); a repair run\n"
+                "(repair_from) stores it as turn 0, and `data build` pairs it with the repair's first fix.");
+  seeds->callback([&action] { action = [] { return seeds_command(a); }; });
   auto* show = cmd->add_subcommand("show", "summarise a dataset folder's manifest and check its files' hashes");
   show->add_option("dir", a.dir, "dataset folder")->required();
   show->callback([&action] { action = [] { return show_command(a); }; });

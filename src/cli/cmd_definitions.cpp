@@ -2,6 +2,8 @@
 // one problem set of definitions/problem_sets.json.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cli/commands.h"
 #include "common/json_check.h"
 #include "definitions/catalog.h"
@@ -50,7 +52,7 @@ void register_definitions(CLI::App& app, Action& action) {
   list->add_flag("--json", json, "print the list as one JSON document (an array)");
   list->add_option("--set", set,
                    "only the definitions of this problem set (definitions/problem_sets.json: evaluation, 4ops, "
-                   "8ops, ...), in its order");
+                   "8ops, heldout-gqa, ...), in its order");
   list->callback([&action] {
     action = [] {
       Catalog c = Catalog::load(data_root());
@@ -64,10 +66,16 @@ void register_definitions(CLI::App& app, Action& action) {
         fmt::print("{}\n", out.dump(2));
         return 0;
       }
-      fmt::print("{:<28} {:<16} {:<15} {:>9}  {}\n", "definition", "op_type", "stage", "workloads", "default");
+      // Columns as wide as their longest entry (the GQA names are longer than the rest).
+      std::size_t name_w = 28, op_w = 16;
+      for (const Definition* d : defs) {
+        name_w = std::max(name_w, d->name.size());
+        op_w = std::max(op_w, d->op_type.size());
+      }
+      fmt::print("{:<{}} {:<{}} {:<15} {:>9}  {}\n", "definition", name_w, "op_type", op_w, "stage", "workloads", "default");
       for (const Definition* d : defs)
-        fmt::print("{:<28} {:<16} {:<15} {:>9}  {}\n", d->name, d->op_type, stage_of(*d), c.workloads(d->name).size(),
-                   c.default_workload(d->name).label(*d));
+        fmt::print("{:<{}} {:<{}} {:<15} {:>9}  {}\n", d->name, name_w, d->op_type, op_w, stage_of(*d),
+                   c.workloads(d->name).size(), c.default_workload(d->name).label(*d));
       return 0;
     };
   });

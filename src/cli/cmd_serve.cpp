@@ -81,19 +81,9 @@ void add_queue_options(CLI::App* cmd, std::string& queue, std::string& password_
   cmd->add_option("--arch", arch, "GPU kind whose task stream this process serves (one consumer group per arch)")->capture_default_str();
 }
 
-int serve(const ServeArgs& a) {
-  init_service_log("serve", a.log_level);
-  // Exposure first: nothing starts when the address would let other hosts in without a token.
-  auto [host, port] = parse_listen_address(a.listen);
-  std::optional<std::string> token = load_access_token(a.token_file);
-  require_token_for_listen(host, token);
-  Catalog catalog = Catalog::load(data_root());
-  QueueConfig queue_config = queue_config_from(a.queue, a.db, a.redis_password_file, a.host, a.arch, a.lease);
-  // The local state of this service: the SQLite queue, or with Redis a file of this host's
-  // service that the instance lock, scratch folders and GPU locks go beside.
-  std::string db = queue_config.redis() ? (cache_root() / ("service-" + sha256_hex(queue_config.describe()).substr(0, 12) + ".local")).string()
-                                        : queue_config.location;
-  if (fs::path(db).has_parent_path()) fs::create_directories(fs::path(db).parent_path());
+// The workers this service starts: one process per GPU and slot, with the evaluator options the
+// service was given, a fair share of the host's cores each, and the re-run policy across GPUs.
+WorkerPoolConfig worker_pool_config(const ServeArgs& a, const QueueConfig& queue_config, const std::string& db) {
   WorkerPoolConfig pool_config;
   pool_config.self_exe = (executable_dir() / "ptxbench").string();
   pool_config.db = db;
@@ -107,10 +97,6 @@ int serve(const ServeArgs& a) {
   if (a.call_timeout > 0) pool_config.worker_args.insert(pool_config.worker_args.end(), {"--call-timeout", std::to_string(a.call_timeout)});
   pool_config.worker_args.insert(pool_config.worker_args.end(), {"--sass-tool", a.sass_tool});
   pool_config.worker_args.insert(pool_config.worker_args.end(), {"--log-level", a.log_level});
-  // The workers write their log lines to our stderr (a descriptor of their own, fd 3: their
-  // stderr is captured for the exit report).
-  Fd log_fd(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3));
-  if (log_fd.valid()) pool_config.log_fd = log_fd.get();
   if (a.fake_gpus > 0) {
     pool_config.fake = true;
     for (int d = 0; d < a.fake_gpus; ++d) pool_config.devices.push_back(d);
@@ -132,6 +118,27 @@ int serve(const ServeArgs& a) {
   // error) is re-run on another first.
   if (pool_config.devices.size() > 1 || queue_config.redis())
     pool_config.worker_args.insert(pool_config.worker_args.end(), {"--avoid-window", std::to_string(a.avoid_window)});
+  return pool_config;
+}
+
+int serve(const ServeArgs& a) {
+  init_service_log("serve", a.log_level);
+  // Exposure first: nothing starts when the address would let other hosts in without a token.
+  auto [host, port] = parse_listen_address(a.listen);
+  std::optional<std::string> token = load_access_token(a.token_file);
+  require_token_for_listen(host, token);
+  Catalog catalog = Catalog::load(data_root());
+  QueueConfig queue_config = queue_config_from(a.queue, a.db, a.redis_password_file, a.host, a.arch, a.lease);
+  // The local state of this service: the SQLite queue, or with Redis a file of this host's
+  // service that the instance lock, scratch folders and GPU locks go beside.
+  std::string db = queue_config.redis() ? (cache_root() / ("service-" + sha256_hex(queue_config.describe()).substr(0, 12) + ".local")).string()
+                                        : queue_config.location;
+  if (fs::path(db).has_parent_path()) fs::create_directories(fs::path(db).parent_path());
+  WorkerPoolConfig pool_config = worker_pool_config(a, queue_config, db);
+  // The workers write their log lines to our stderr (a descriptor of their own, fd 3: their
+  // stderr is captured for the exit report).
+  Fd log_fd(::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3));
+  if (log_fd.valid()) pool_config.log_fd = log_fd.get();
 
   // One service per queue. Runners and tools a killed predecessor left running (a hung candidate
   // still on a GPU) go before any worker starts; the evaluations' scratch folders are its own.

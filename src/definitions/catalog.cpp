@@ -19,9 +19,9 @@ std::vector<ProblemSet> parse_problem_sets(const std::string& text, const std::s
     set.name = it.key();
     set.source = document;
     const bool word = !set.name.empty() && std::all_of(set.name.begin(), set.name.end(), [](char ch) {
-      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+      return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_' || ch == '-';
     });
-    if (!word) check.fail(set.name, "a set name is letters, digits and '_'");
+    if (!word) check.fail(set.name, "a set name is letters, digits, '_' and '-'");
     if (!it.value().is_array()) check.fail(set.name, "expected an array of definition names");
     for (std::size_t i = 0; i < it.value().size(); ++i) {
       const auto& member = it.value()[i];
@@ -32,6 +32,14 @@ std::vector<ProblemSet> parse_problem_sets(const std::string& text, const std::s
     out.push_back(std::move(set));
   }
   return out;
+}
+
+std::optional<std::vector<std::string>> find_problem_set(const fs::path& root, const std::string& name) {
+  const fs::path file = root / "definitions" / Catalog::kProblemSetsFile;
+  if (!fs::exists(file)) return std::nullopt;
+  for (auto& set : parse_problem_sets(read_file(file), file.string()))
+    if (set.name == name) return std::move(set.definitions);
+  return std::nullopt;
 }
 
 Catalog Catalog::load(const fs::path& root) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,5 +59,10 @@ class Catalog {
 /// Parses problem_sets.json: one object whose members are set names, each an array of definition
 /// names. Shape only; Catalog::add_problem_set checks the names.
 std::vector<ProblemSet> parse_problem_sets(const std::string& text, const std::string& document);
+
+/// The definitions of set `name` in <root>/definitions/problem_sets.json, read without loading the
+/// catalog (for configs that name a set: run configs, data recipes); nullopt when the file or the
+/// set is missing.
+std::optional<std::vector<std::string>> find_problem_set(const fs::path& root, const std::string& name);
 
 }  // namespace ptxbench

@@ -82,6 +82,21 @@ ordered_json tensors_json(const ResolvedWorkload& w) {
   return ordered_json{{"tensors", specs}};
 }
 
+// The runner's `once` mode (memcheck, runtime SASS) makes its own inputs: random ones from the
+// seed, and the fixed ones (scalars, the GQA layouts) from the exact values written here, so that
+// an honest kernel never reads index arrays of random numbers there.
+ordered_json once_spec_json(const ResolvedWorkload& w) {
+  ordered_json j = tensors_json(w);
+  const std::unique_ptr<Operator> op = make_operator(w.definition->op_type);
+  std::size_t input = 0;
+  for (std::size_t i = 0; i < w.tensors.size(); ++i) {
+    if (w.tensors[i].is_output) continue;
+    if (auto values = op->fixed_values(w, input)) j["tensors"][i]["values"] = *values;
+    ++input;
+  }
+  return j;
+}
+
 }  // namespace
 
 Evaluator::Evaluator(const Catalog& catalog, EvalOptions options)
@@ -206,7 +221,7 @@ bool Evaluator::prepare(Evaluation& e) {
   e.scratch = std::make_unique<TempDir>("ptxbench-eval", o.scratch_root.empty() ? cache_root() / "scratch" : o.scratch_root);
   e.in.scratch = e.scratch->path();
   e.in.spec_file = e.in.scratch / "tensors.json";
-  write_file_atomic(e.in.spec_file, tensors_json(e.in.workload).dump());
+  write_file_atomic(e.in.spec_file, once_spec_json(e.in.workload).dump());
   return true;
 }
 

@@ -101,6 +101,20 @@ void fill_normal_host(void* host, DType dtype, int64_t n, uint64_t seed) {
   });
 }
 
+void fill_values_host(void* host, DType dtype, const std::vector<double>& values) {
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double v = values[i];
+    switch (dtype) {
+      case DType::bf16: static_cast<__nv_bfloat16*>(host)[i] = __float2bfloat16_rn(static_cast<float>(v)); break;
+      case DType::f16: static_cast<__half*>(host)[i] = __float2half_rn(static_cast<float>(v)); break;
+      case DType::f32: static_cast<float*>(host)[i] = static_cast<float>(v); break;
+      case DType::i32: static_cast<int32_t*>(host)[i] = static_cast<int32_t>(v); break;
+      case DType::i64: static_cast<int64_t*>(host)[i] = static_cast<int64_t>(v); break;
+      default: throw Error("random_fill", "no fixed values of dtype " + dtype_name(dtype));
+    }
+  }
+}
+
 uint64_t derive_seed(uint64_t seed, uint64_t salt) { return mix64(seed * 0x100000001b3ull + salt); }
 
 }  // namespace ptxbench

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "definitions/dtype.h"
 
@@ -20,6 +21,9 @@ float normal_sample_host(uint64_t seed, uint64_t index);
 /// fill_normal's samples computed on the host into `host` (on all cores), for a process that must
 /// not launch a kernel of its own (runtime SASS counting: sass_patching.h).
 void fill_normal_host(void* host, DType dtype, int64_t n, uint64_t seed);
+
+/// Writes `values` (exact, as the dtype rounds them) into `host`, `values.size()` elements of `dtype`.
+void fill_values_host(void* host, DType dtype, const std::vector<double>& values);
 
 /// Per-tensor seed derived from the trial seed and the tensor's position.
 uint64_t derive_seed(uint64_t seed, uint64_t salt);

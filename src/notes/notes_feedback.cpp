@@ -23,10 +23,29 @@ constexpr std::string_view kCutMarker = "\n[... {} more characters cut ...]";
 // The marker with the longest count it can hold (20 digits).
 constexpr std::size_t kCutMarkerMaxChars = kCutMarker.size() - 2 + 20;
 
+// One line per field the instruction part sets: the sequence on one line joined by arrows (its
+// order is the point), each do-not item on a line of its own (items often end in ';').
+std::string render_instruction_part(const InstructionNote& part) {
+  std::string out;
+  auto line = [&](std::string_view label, const std::string& value) {
+    if (!value.empty()) out += std::string(label) + ": " + value + "\n";
+  };
+  line("Instruction", part.instruction);
+  line("Shape context", part.shape_context);
+  line("Operand contract", part.operand_contract);
+  std::string sequence;
+  for (const auto& step : part.required_sequence) sequence += (sequence.empty() ? "" : " → ") + step;
+  line("Required sequence", sequence);
+  line("Diagnostics", part.diagnostics);
+  for (const auto& item : part.do_not_do) line("Do not", item);
+  return out;
+}
+
 std::string render_note(std::size_t index, const RepairNote& n) {
+  std::string part = n.text.instruction_note ? render_instruction_part(*n.text.instruction_note) : "";
   return "\n### Note " + std::to_string(index) + " (from a kernel that got " + n.wrong_status + ")\n" +
          "What was wrong: " + n.text.what_was_wrong + "\n" + "Rule: " + n.text.rule + "\n" + "Fix: " + n.text.fix +
-         "\n" + "Example:\n" + fenced(n.text.example, "");
+         "\n" + part + "Example:\n" + fenced(n.text.example, "");
 }
 
 // The kernel block within `budget` bytes, or "" when not even a cut start of it fits usefully.

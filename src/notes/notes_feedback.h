@@ -30,7 +30,10 @@ inline constexpr int kDefaultNotesK = 3;
 
 /// The feedback with the notes appended (after a blank line): "## Repair notes", a line on what
 /// they are, then per note "### Note i (from a kernel that got STATUS)" with "What was wrong:",
-/// "Rule:", "Fix:" and "Example:" (a code block). In notes_and_kernel mode, with a kernel, then
+/// "Rule:", "Fix:", the instruction part's lines when the note has one ("Instruction:", "Shape
+/// context:", "Operand contract:", "Required sequence:" with the steps joined by " → ",
+/// "Diagnostics:", one "Do not:" line per item; empty fields have no line) and "Example:" (a code
+/// block). A note without the part is shown as before it existed. In notes_and_kernel mode, with a kernel, then
 /// "## Fastest fixed kernel", a line on what it is and the source in a ```cuda block, its start
 /// kept and a cut marker added when the appended text would pass kNotesAppendixMaxChars.
 /// Unchanged feedback when mode is off or there are no notes; in notes mode the kernel is ignored.

@@ -50,8 +50,23 @@ const StoreSchema kSchema = {0x5054424E, "notes store", {
         // Per term: how many notes contain it (doc), to pick a query's rarest terms.
         "CREATE VIRTUAL TABLE repair_notes_vocab USING fts5vocab(repair_notes_fts, row)",
     },
+    {
+        // Version 2 (issue 36 item 4): a note's optional instruction part, one row per note that has
+        // one (no row: no part, as every note of version 1). The lists are JSON arrays of strings.
+        // Nothing is re-indexed: a version-1 note has no part, so its FTS5 row is already complete;
+        // notes added since index the part's text in note_terms.
+        R"(CREATE TABLE instruction_notes (
+          note_id INTEGER PRIMARY KEY REFERENCES repair_notes(id),
+          instruction TEXT NOT NULL,
+          shape_context TEXT NOT NULL,
+          operand_contract TEXT NOT NULL,
+          required_sequence TEXT NOT NULL
+            CHECK (json_valid(required_sequence) AND json_type(required_sequence) = 'array'),
+          diagnostics TEXT NOT NULL,
+          do_not_do TEXT NOT NULL CHECK (json_valid(do_not_do) AND json_type(do_not_do) = 'array')))",
+    },
 }};
-static_assert(NotesStore::kSchemaVersion == 1, "add a migration to kSchema with the new version");
+static_assert(NotesStore::kSchemaVersion == 2, "add a migration to kSchema with the new version");
 
 // Syntax words of C/C++/CUDA and English function words: in nearly every kernel or note, they
 // would only dilute the index and take query slots.
@@ -193,13 +208,39 @@ std::string join_terms(const std::vector<std::string>& terms) {
   return s;
 }
 
+// Every text field of a note, instruction part included: what note_terms indexes, so that a
+// failing kernel's instruction finds the notes naming it.
+std::string searchable_text(const NoteText& t) {
+  std::string s = t.what_was_wrong + "\n" + t.rule + "\n" + t.fix + "\n" + t.example;
+  if (const auto& part = t.instruction_note) {
+    for (const std::string* field :
+         {&part->instruction, &part->shape_context, &part->operand_contract, &part->diagnostics})
+      s += "\n" + *field;
+    for (const auto* list : {&part->required_sequence, &part->do_not_do})
+      for (const auto& item : *list) s += "\n" + item;
+  }
+  return s;
+}
 
+// What makes two notes say the same thing (retrieve shows one of them).
+std::string text_key(const NoteText& t) {
+  std::string key = t.what_was_wrong + '\0' + t.rule + '\0' + t.fix + '\0' + t.example;
+  if (t.instruction_note) key += '\0' + t.instruction_note->to_json().dump();
+  return key;
+}
 
+// The columns of a note (n) and of its instruction part (i, joined by kPartJoin; NULL when none).
 const char* kNoteColumns =
     "n.id, n.op_family, n.definition, n.run_id, n.trajectory_id, n.wrong_turn, n.fixed_turn, n.wrong_sha256, "
     "n.fixed_sha256, n.wrong_status, n.what_was_wrong, n.rule, n.fix, n.example, n.fixed_speedup, n.teacher_model, "
-    "n.created_at";
-constexpr int kNoteColumnCount = 17;
+    "n.created_at, i.note_id, i.instruction, i.shape_context, i.operand_contract, i.required_sequence, "
+    "i.diagnostics, i.do_not_do";
+constexpr int kNoteColumnCount = 24;
+constexpr std::string_view kPartJoin = "LEFT JOIN instruction_notes i ON i.note_id = n.id";
+
+std::vector<std::string> string_array(const std::string& json) {
+  return ordered_json::parse(json).get<std::vector<std::string>>();
+}
 
 RepairNote read_note(const SqliteStatement& st) {
   RepairNote n;
@@ -212,6 +253,9 @@ RepairNote read_note(const SqliteStatement& st) {
   if (!st.is_null(14)) n.fixed_speedup = st.real(14);
   n.teacher_model = st.text(15);
   n.created_at = st.real(16);
+  if (!st.is_null(17))
+    n.text.instruction_note = InstructionNote{st.text(18), st.text(19), st.text(20), string_array(st.text(21)),
+                                              st.text(22), string_array(st.text(23))};
   return n;
 }
 
@@ -256,8 +300,7 @@ int64_t NotesStore::add(const RepairNote& note, const std::string& wrong_kernel_
   if (sha256_hex(fixed_kernel_source) != s.fixed_sha256)
     throw NotesStoreError("the fixed kernel's source does not hash to the note's fixed_sha256 " + s.fixed_sha256);
   std::string kernel_text = join_terms(kernel_terms(wrong_kernel_source));
-  std::string note_text = join_terms(text_terms(note.text.what_was_wrong + "\n" + note.text.rule + "\n" +
-                                                note.text.fix + "\n" + note.text.example));
+  std::string note_text = join_terms(text_terms(searchable_text(note.text)));
 
   std::lock_guard lock(m_mutex);
   SqliteTransaction tx(m_db);
@@ -293,6 +336,18 @@ int64_t NotesStore::add(const RepairNote& note, const std::string& wrong_kernel_
   insert.bind(15, note.teacher_model).bind(16, note.created_at > 0 ? note.created_at : epoch_seconds());
   insert.run();
   int64_t id = sqlite3_last_insert_rowid(m_db.handle());
+  if (const auto& part = note.text.instruction_note)
+    m_db.prepare(
+            "INSERT INTO instruction_notes (note_id, instruction, shape_context, operand_contract, required_sequence, "
+            "diagnostics, do_not_do) VALUES (?, ?, ?, ?, ?, ?, ?)")
+        .bind(1, id)
+        .bind(2, part->instruction)
+        .bind(3, part->shape_context)
+        .bind(4, part->operand_contract)
+        .bind(5, json_array(part->required_sequence))
+        .bind(6, part->diagnostics)
+        .bind(7, json_array(part->do_not_do))
+        .run();
   m_db.prepare("INSERT INTO repair_notes_fts (rowid, kernel_terms, note_terms) VALUES (?, ?, ?)")
       .bind(1, id)
       .bind(2, kernel_text)
@@ -335,9 +390,9 @@ std::vector<ScoredNote> NotesStore::retrieve(const std::string& failing_kernel_s
   // CROSS JOIN keeps the FTS5 table the outer loop, the one running the full-text query.
   auto st = m_db.prepare(fmt::format(
       "SELECT {}, -bm25(repair_notes_fts, {}, {}) AS score FROM repair_notes_fts "
-      "CROSS JOIN repair_notes n ON n.id = repair_notes_fts.rowid "
+      "CROSS JOIN repair_notes n ON n.id = repair_notes_fts.rowid {} "
       "WHERE repair_notes_fts MATCH ? AND n.op_family = ? ORDER BY score DESC, n.id ASC",
-      kNoteColumns, kKernelTermsWeight, kNoteTermsWeight));
+      kNoteColumns, kKernelTermsWeight, kNoteTermsWeight, kPartJoin));
   st.bind(1, match).bind(2, op_family(family));
   // A note whose text equals a better one's says nothing new (pairs of the same wrong kernel get the
   // same note from a teacher): it is skipped, so the k slots hold k different notes.
@@ -345,8 +400,7 @@ std::vector<ScoredNote> NotesStore::retrieve(const std::string& failing_kernel_s
   std::set<std::string> seen;
   while (static_cast<int>(out.size()) < k && st.step()) {
     ScoredNote n{read_note(st), st.real(kNoteColumnCount)};
-    const NoteText& t = n.note.text;
-    if (seen.insert(t.what_was_wrong + '\0' + t.rule + '\0' + t.fix + '\0' + t.example).second) out.push_back(std::move(n));
+    if (seen.insert(text_key(n.note.text)).second) out.push_back(std::move(n));
   }
   return out;
 }
@@ -371,7 +425,7 @@ std::optional<std::string> NotesStore::fastest_fixed_kernel(const std::vector<Sc
 
 std::optional<RepairNote> NotesStore::find(int64_t id) const {
   std::lock_guard lock(m_mutex);
-  auto st = m_db.prepare(std::string("SELECT ") + kNoteColumns + " FROM repair_notes n WHERE n.id = ?");
+  auto st = m_db.prepare(fmt::format("SELECT {} FROM repair_notes n {} WHERE n.id = ?", kNoteColumns, kPartJoin));
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
   return read_note(st);

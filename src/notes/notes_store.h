@@ -1,12 +1,14 @@
 // The repair-note store: notes in SQLite (their own file, WAL), searchable through an FTS5 index
-// of the wrong kernel's identifiers and the note's text, retrieved by BM25 over the identifiers of
-// a failing kernel within its op family (docs/design.md §9, issue 19 item 5).
+// of the wrong kernel's identifiers and the note's text (its instruction part included), retrieved
+// by BM25 over the identifiers of a failing kernel within its op family (docs/design.md §9, issue 19
+// item 5; the instruction part: issue 36 item 4).
 //
 // Terms (kernel_terms, text_terms). Both sides of the search, the indexed notes and the query from
 // a failing kernel, go through the same extraction, so that FTS5 sees pre-split ASCII tokens:
 //   - kernel sources are lexed lightly: comments and character literals are dropped, string
 //     literals are kept (inline PTX lives there; escapes such as \n\t become spaces); notes' text
-//     fields are read as they are;
+//     fields (the four of NoteText and every field and item of its instruction part) are read as
+//     they are;
 //   - a name starts with a letter or '_' and goes on with letters, digits and '_'; '%', '$' and all
 //     other characters separate names (so "%%cluster_ctarank" gives cluster_ctarank); a run that
 //     starts with a digit is a number and is dropped whole ("1.0f", "0x1F");
@@ -55,9 +57,9 @@ class NotesStoreError : public Error {
   explicit NotesStoreError(const std::string& message) : Error("notes store", message) {}
 };
 
-/// bm25() column weights: a term of the note's own text (what was wrong, rule, fix, example) counts
-/// twice a term of the wrong kernel's identifiers, which carry much of the whole kernel beside the
-/// mistake.
+/// bm25() column weights: a term of the note's own text (what was wrong, rule, fix, example, and
+/// the instruction part's fields) counts twice a term of the wrong kernel's identifiers, which carry
+/// much of the whole kernel beside the mistake.
 inline constexpr double kKernelTermsWeight = 1.0;
 inline constexpr double kNoteTermsWeight = 2.0;
 /// At most this many distinct terms of a failing kernel go into a query: the rarest in the store
@@ -88,18 +90,22 @@ class NotesStore {
   NotesStore(const NotesStore&) = delete;
   NotesStore& operator=(const NotesStore&) = delete;
 
-  static constexpr int kSchemaVersion = 1;
+  /// 1: notes, kernels, FTS5 index. 2: instruction_notes, a note's optional instruction part (a
+  /// version-1 file gains the empty table when opened; its notes read as notes without a part).
+  static constexpr int kSchemaVersion = 2;
   [[nodiscard]] const std::string& path() const noexcept { return m_path; }
 
-  /// Stores the note (its id is ignored; created_at 0 becomes now), indexes the terms of
-  /// `wrong_kernel_source` and of the note's text, and keeps both kernels (the fixed one for
-  /// fastest_fixed_kernel). Returns the new id. InputError when check_note fails;
-  /// NotesStoreError when a source's SHA-256 is not the note's or the pair already has a note.
+  /// Stores the note (its id is ignored; created_at 0 becomes now) with its instruction part when it
+  /// has one, indexes the terms of `wrong_kernel_source` and of the note's text, and keeps both
+  /// kernels (the fixed one for fastest_fixed_kernel). Returns the new id. InputError when
+  /// check_note fails; NotesStoreError when a source's SHA-256 is not the note's or the pair
+  /// already has a note.
   int64_t add(const RepairNote& note, const std::string& wrong_kernel_source, const std::string& fixed_kernel_source);
 
   /// The best `k` notes of `op_family` for a failing kernel, best first (score descending, then id
-  /// ascending). An op_type is taken as its family ("mha_fwd_causal" reads "mha_fwd"). Empty when
-  /// k == 0, the kernel has no term any note contains, or nothing matches. InputError when k < 0.
+  /// ascending); of notes with the same text (instruction part included) only the best is kept.
+  /// An op_type is taken as its family ("mha_fwd_causal" reads "mha_fwd"). Empty when k == 0, the
+  /// kernel has no term any note contains, or nothing matches. InputError when k < 0.
   [[nodiscard]] std::vector<ScoredNote> retrieve(const std::string& failing_kernel_source, const std::string& op_family,
                                                  int k) const;
 

@@ -59,20 +59,101 @@ bool is_sha256_hex(const std::string& s) {
          std::all_of(s.begin(), s.end(), [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); });
 }
 
-struct FieldLimit {
+/// A string field of T, its JSON name and its limit in characters.
+template <class T>
+struct TextField {
   const char* name;
-  std::string NoteText::*member;
+  std::string T::*member;
   std::size_t max_chars;
 };
 
-constexpr FieldLimit kFieldLimits[] = {
+constexpr TextField<NoteText> kFieldLimits[] = {
     {"what_was_wrong", &NoteText::what_was_wrong, kWhatWasWrongMaxChars},
     {"rule", &NoteText::rule, kRuleMaxChars},
     {"fix", &NoteText::fix, kFixMaxChars},
     {"example", &NoteText::example, kExampleMaxChars},
 };
 
+constexpr const char* kInstructionNoteField = "instruction_note";
+
+struct PartList {
+  const char* name;
+  std::vector<std::string> InstructionNote::*member;
+  std::size_t max_items;
+};
+
+// The instruction part's string fields and list fields, each in the order of its JSON object.
+constexpr TextField<InstructionNote> kPartTexts[] = {
+    {"instruction", &InstructionNote::instruction, kInstructionMaxChars},
+    {"shape_context", &InstructionNote::shape_context, kShapeContextMaxChars},
+    {"operand_contract", &InstructionNote::operand_contract, kOperandContractMaxChars},
+    {"diagnostics", &InstructionNote::diagnostics, kDiagnosticsMaxChars},
+};
+constexpr PartList kPartLists[] = {
+    {"required_sequence", &InstructionNote::required_sequence, kRequiredSequenceMaxSteps},
+    {"do_not_do", &InstructionNote::do_not_do, kDoNotDoMaxItems},
+};
+
+std::string part_path(const char* field) { return std::string(kInstructionNoteField) + "." + field; }
+
+// The instruction part of a teacher's answer: null or an object; strings and items trimmed; an
+// object holding nothing is no part.
+std::optional<InstructionNote> answer_part(const JsonChecker& c, const ordered_json& answer) {
+  if (!answer.contains(kInstructionNoteField) || answer[kInstructionNoteField].is_null()) return std::nullopt;
+  InstructionNote part = InstructionNote::from_json(answer[kInstructionNoteField], c.document(), kInstructionNoteField);
+  for (const auto& f : kPartTexts) part.*(f.member) = trim(part.*(f.member));
+  for (const auto& f : kPartLists)
+    for (auto& item : part.*(f.member)) item = trim(item);
+  if (part.empty()) return std::nullopt;
+  return part;
+}
+
 }  // namespace
+
+bool InstructionNote::empty() const noexcept {
+  auto blank = [this](const auto& f) { return (this->*f.member).empty(); };
+  return std::all_of(std::begin(kPartTexts), std::end(kPartTexts), blank) &&
+         std::all_of(std::begin(kPartLists), std::end(kPartLists), blank);
+}
+
+ordered_json InstructionNote::to_json() const {
+  return {{"instruction", instruction},       {"shape_context", shape_context}, {"operand_contract", operand_contract},
+          {"required_sequence", required_sequence}, {"diagnostics", diagnostics},   {"do_not_do", do_not_do}};
+}
+
+InstructionNote InstructionNote::from_json(const ordered_json& j, const std::string& document,
+                                           const std::string& path) {
+  JsonChecker c(document);
+  c.require_object(j, path);
+  c.only_fields(j, path,
+                {"instruction", "shape_context", "operand_contract", "required_sequence", "diagnostics", "do_not_do"});
+  InstructionNote n;
+  for (const auto& f : kPartTexts) n.*(f.member) = c.optional_string(j, path, f.name, "");
+  for (const auto& f : kPartLists) n.*(f.member) = c.string_list(j, path, f.name);
+  return n;
+}
+
+void check_instruction_note(const InstructionNote& part, const std::string& document) {
+  JsonChecker c(document);
+  if (part.empty()) c.fail(kInstructionNoteField, "holds nothing: leave the part out instead");
+  for (const auto& f : kPartTexts) {
+    const std::string& v = part.*(f.member);
+    if (!v.empty() && trim(v).empty()) c.fail(part_path(f.name), "only white space");
+    if (std::size_t n = utf8_length(v); n > f.max_chars)
+      c.fail(part_path(f.name), fmt::format("{} characters, over the limit of {}", n, f.max_chars));
+  }
+  for (const auto& f : kPartLists) {
+    const std::vector<std::string>& items = part.*(f.member);
+    if (items.size() > f.max_items)
+      c.fail(part_path(f.name), fmt::format("{} items, over the limit of {}", items.size(), f.max_items));
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      std::string at = fmt::format("{}[{}]", part_path(f.name), i);
+      if (trim(items[i]).empty()) c.fail(at, "empty");
+      if (std::size_t n = utf8_length(items[i]); n > kNoteItemMaxChars)
+        c.fail(at, fmt::format("{} characters, over the limit of {}", n, kNoteItemMaxChars));
+    }
+  }
+}
 
 std::string fenced(const std::string& content, std::string_view language) {
   std::size_t longest = 0, run = 0;
@@ -106,6 +187,7 @@ void check_note_text(const NoteText& text, const std::string& document) {
     if (n > f.max_chars)
       c.fail(f.name, fmt::format("{} characters, over the limit of {}", n, f.max_chars));
   }
+  if (text.instruction_note) check_instruction_note(*text.instruction_note, document);
 }
 
 void check_note(const RepairNote& note, const std::string& document) {
@@ -146,6 +228,7 @@ ordered_json RepairNote::to_json() const {
   j["rule"] = text.rule;
   j["fix"] = text.fix;
   j["example"] = text.example;
+  if (text.instruction_note) j[kInstructionNoteField] = text.instruction_note->to_json();
   j["fixed_speedup"] = fixed_speedup ? ordered_json(*fixed_speedup) : ordered_json(nullptr);
   j["teacher_model"] = teacher_model;
   j["created_at"] = created_at;
@@ -155,7 +238,7 @@ ordered_json RepairNote::to_json() const {
 RepairNote RepairNote::from_json(const ordered_json& j, const std::string& document) {
   JsonChecker c(document);
   c.only_fields(j, "", {"schema", "id", "op_family", "definition", "source", "wrong_status", "what_was_wrong", "rule",
-                        "fix", "example", "fixed_speedup", "teacher_model", "created_at"});
+                        "fix", "example", kInstructionNoteField, "fixed_speedup", "teacher_model", "created_at"});
   if (std::string schema = c.string_field(j, "", "schema"); schema != kRepairNoteSchema)
     c.fail("schema", "'" + schema + "' is not a repair note (" + kRepairNoteSchema + ")");
   RepairNote n;
@@ -175,12 +258,41 @@ RepairNote RepairNote::from_json(const ordered_json& j, const std::string& docum
   n.text.rule = c.string_field(j, "", "rule");
   n.text.fix = c.string_field(j, "", "fix");
   n.text.example = c.string_field(j, "", "example");
+  if (j.contains(kInstructionNoteField) && !j[kInstructionNoteField].is_null())
+    n.text.instruction_note = InstructionNote::from_json(j[kInstructionNoteField], document, kInstructionNoteField);
   if (!c.member(j, "", "fixed_speedup").is_null()) n.fixed_speedup = c.number_in(j, "", "fixed_speedup", 0.0, INFINITY, true);
   n.teacher_model = c.string_field(j, "", "teacher_model");
   n.created_at = c.number_in(j, "", "created_at", 0.0);
   check_note(n, document);
   return n;
 }
+
+namespace {
+
+// The optional part of the answer, with its limits: asked for only where the mistake is about how
+// one instruction (family) is used, so that a note about a launch bound or an index stays short.
+std::string instruction_note_request() {
+  return fmt::format(
+      "- \"instruction_note\" (optional): when the mistake is about how one PTX instruction or instruction family "
+      "must be used, an object with any of these fields; leave out a field the kernels and feedback do not show, "
+      "and leave out the whole object (or give null) when the mistake is not about one instruction:\n"
+      "  - \"instruction\" (string, at most {} characters): the instruction or family as the code spells it, for "
+      "example wgmma.mma_async.sp.sync.aligned or cp.async.bulk.tensor.2d.\n"
+      "  - \"shape_context\" (string, at most {} characters): the shapes, data types, layouts or tile sizes under "
+      "which what follows holds.\n"
+      "  - \"operand_contract\" (string, at most {} characters): what the operands must be: their order, state "
+      "spaces, register types, descriptor fields and immediates.\n"
+      "  - \"required_sequence\" (list of at most {} strings): the instructions or steps that must come together, "
+      "in their order.\n"
+      "  - \"diagnostics\" (string, at most {} characters): how the failure shows: the compiler or assembler "
+      "message, the verdict, the wrong output or the hang.\n"
+      "  - \"do_not_do\" (list of at most {} strings): the tempting wrong forms to avoid, one per item.\n"
+      "  Each list item is at most {} characters.\n",
+      kInstructionMaxChars, kShapeContextMaxChars, kOperandContractMaxChars, kRequiredSequenceMaxSteps,
+      kDiagnosticsMaxChars, kDoNotDoMaxItems, kNoteItemMaxChars);
+}
+
+}  // namespace
 
 TeacherPrompt teacher_prompt(const std::string& wrong_source, const std::string& wrong_feedback,
                              const std::string& fixed_source) {
@@ -191,24 +303,27 @@ TeacherPrompt teacher_prompt(const std::string& wrong_source, const std::string&
       "evaluator accepted. Write a repair note for another model whose own kernel fails in a similar way, so "
       "that it finds and fixes the same mistake.\n"
       "\n"
-      "Answer with one JSON object and nothing else. It has exactly these four string fields:\n"
+      "Answer with one JSON object and nothing else. It has these four string fields, all required:\n"
       "- \"what_was_wrong\" (at most {} characters): the mistake in the rejected kernel, concretely: the "
       "instruction, operand, index, barrier or launch parameter at fault, and the failure it caused.\n"
       "- \"rule\" (at most {} characters): the general rule the mistake broke, stated so that it holds for other "
       "kernels too, not only this one.\n"
       "- \"fix\" (at most {} characters): what the accepted kernel does instead.\n"
       "- \"example\" (at most {} characters): a short code snippet (PTX or CUDA) of the correct form.\n"
+      "and may have one more field:\n"
+      "{}"
       "\n"
       "Write PTX instructions and identifiers exactly as the code spells them (for example "
       "mbarrier.try_wait.parity.shared::cta.b64), so that the note can be found from the identifiers of a "
       "failing kernel. Do not copy the kernels into the note.",
-      kWhatWasWrongMaxChars, kRuleMaxChars, kFixMaxChars, kExampleMaxChars);
+      kWhatWasWrongMaxChars, kRuleMaxChars, kFixMaxChars, kExampleMaxChars, instruction_note_request());
   std::string wrong = cut(wrong_source, kTeacherSourceMaxChars, kCutMarker);
   std::string feedback = cut(wrong_feedback, kTeacherFeedbackMaxChars, kCutMarker);
   std::string fixed = cut(fixed_source, kTeacherSourceMaxChars, kCutMarker);
   p.user = "## Rejected kernel\n\n" + fenced(wrong, "cuda") + "\n## Evaluator feedback on the rejected kernel\n\n" +
            fenced(feedback, "text") + "\n## Accepted kernel (the fix)\n\n" + fenced(fixed, "cuda") +
-           "\nWrite the repair note as one JSON object with the fields what_was_wrong, rule, fix and example.\n";
+           "\nWrite the repair note as one JSON object with the fields what_was_wrong, rule, fix and example, and "
+           "instruction_note when the mistake is about how one instruction is used.\n";
   return p;
 }
 
@@ -220,10 +335,11 @@ NoteText parse_teacher_answer(const std::string& answer) {
     if (auto block = first_fenced_block(body)) body = trim(*block);
   JsonChecker c(document);
   ordered_json j = c.parse(body);
-  c.only_fields(j, "", {"what_was_wrong", "rule", "fix", "example"});
+  c.only_fields(j, "", {"what_was_wrong", "rule", "fix", "example", kInstructionNoteField});
   NoteText t;
   for (const auto& f : kFieldLimits) t.*(f.member) = trim(c.string_field(j, "", f.name));
   t.example = unwrap_fence(t.example);
+  t.instruction_note = answer_part(c, j);
   check_note_text(t, document);
   return t;
 }

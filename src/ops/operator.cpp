@@ -3,6 +3,7 @@
 #include "common/error.h"
 #include "gpu/random_fill.h"
 #include "ops/gemm_op.h"
+#include "ops/gqa_op.h"
 #include "ops/mha_op.h"
 
 namespace ptxbench {
@@ -54,6 +55,18 @@ void Operator::refresh_inputs(const ResolvedWorkload& w, const std::vector<Devic
   for (std::size_t i : fresh_inputs(w)) fill_input(w, inputs.at(i), i, seed, stream);
 }
 
+std::optional<std::vector<double>> Operator::fixed_values(const ResolvedWorkload& w, std::size_t input) const {
+  std::size_t seen = 0;
+  for (const auto& t : w.tensors) {
+    if (t.is_output) continue;
+    if (seen++ != input) continue;
+    InputSampler s = sampler_of(w, t.name);
+    if (s.kind == "scalar") return std::vector<double>(static_cast<std::size_t>(t.numel()), s.value);
+    return std::nullopt;
+  }
+  throw Error("ops", "no input " + std::to_string(input));
+}
+
 int64_t Operator::row_length(const ResolvedWorkload& w, std::size_t o) const {
   std::size_t seen = 0;
   for (const auto& t : w.tensors) {
@@ -73,8 +86,12 @@ std::unique_ptr<Operator> make_operator(const std::string& op_type) {
   if (op_type == "gemm") return std::make_unique<GemmOperator>();
   if (op_type == "mha_fwd" || op_type == "mha_fwd_causal") return std::make_unique<MhaFwdOperator>(op_type == "mha_fwd_causal");
   if (op_type == "mha_bwd" || op_type == "mha_bwd_causal") return std::make_unique<MhaBwdOperator>(op_type == "mha_bwd_causal");
+  if (op_type == "gqa_paged_decode") return std::make_unique<GqaOperator>(GqaProblem::Kind::paged_decode);
+  if (op_type == "gqa_paged_prefill_causal") return std::make_unique<GqaOperator>(GqaProblem::Kind::paged_prefill_causal);
+  if (op_type == "gqa_ragged_prefill_causal") return std::make_unique<GqaOperator>(GqaProblem::Kind::ragged_prefill_causal);
   throw InputError("ops", "no trusted implementation for op_type '" + op_type +
-                              "' (supported: gemm, mha_fwd, mha_fwd_causal, mha_bwd, mha_bwd_causal)");
+                              "' (supported: gemm, mha_fwd, mha_fwd_causal, mha_bwd, mha_bwd_causal, gqa_paged_decode, "
+                              "gqa_paged_prefill_causal, gqa_ragged_prefill_causal)");
 }
 
 }  // namespace ptxbench

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,11 @@ class Operator {
   /// Refills the fresh inputs from `seed`, with the samplers make_inputs uses.
   void refresh_inputs(const ResolvedWorkload& w, const std::vector<DeviceTensor>& inputs, uint64_t seed,
                       cudaStream_t stream) const;
+  /// The exact values of input `input` when they are the same for every trial (a "scalar" sampler:
+  /// numel copies of its value; a "derived" one an operator writes from the workload alone, as the
+  /// GQA layouts); nullopt when the input is drawn from the trial seed. A process that makes its
+  /// own inputs (the runner's `once` mode for memcheck and runtime SASS) writes these.
+  [[nodiscard]] virtual std::optional<std::vector<double>> fixed_values(const ResolvedWorkload& w, std::size_t input) const;
   /// Elements of one row of output `o` for spot checks (default: its last dimension).
   [[nodiscard]] virtual int64_t row_length(const ResolvedWorkload& w, std::size_t o) const;
   /// Device scratch that reference_rows needs for samples of at most `rows` rows each.

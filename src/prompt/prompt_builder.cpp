@@ -51,7 +51,10 @@ std::string elide_detail(const std::string& header) {
 
 bool starts_with_triton(std::string_view part) { return part.rfind("triton", 0) == 0; }
 
+// A scalar input (shape null, e.g. sm_scale) is a 0-d tensor: say where its value is, since "[]"
+// alone reads as an empty array.
 std::string tensor_line(const TensorSpec& t) {
+  if (t.shape.empty()) return t.name + " scalar " + dtype_name(t.dtype) + " (ndim 0: one element in device memory)";
   return t.name + " " + t.shape_text() + " " + dtype_name(t.dtype);
 }
 

@@ -1,26 +1,12 @@
 #include "reference/reference_rows.h"
 
 #include "gpu/cuda_call.h"
+#include "reference/warp_math.cuh"
 
 namespace ptxbench {
 namespace {
 
-using bf16 = __nv_bfloat16;
-constexpr int kWarp = 32;
-constexpr int kThreads = 256;
-constexpr int kWarps = kThreads / kWarp;
-
-__device__ __forceinline__ float warp_sum(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
-  return v;
-}
-
-__device__ __forceinline__ float warp_max(float v) {
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-  return v;
-}
+using namespace warp_math;  // NOLINT(google-build-using-namespace)
 
 // Block-wide reduction through shared memory; every thread gets the result.
 template <bool Max>
@@ -35,19 +21,13 @@ __device__ float block_reduce(float v, float* shared) {
   return r;
 }
 
-__device__ __forceinline__ float dot_row(const bf16* a, const bf16* b, int64_t n) {
-  float acc = 0.0f;
-  for (int64_t k = threadIdx.x % kWarp; k < n; k += kWarp) acc += __bfloat162float(a[k]) * __bfloat162float(b[k]);
-  return warp_sum(acc);
-}
-
 // One warp per (row, column): the warp splits K.
 __global__ void __launch_bounds__(kThreads) ptxb_internal_gemm_rows(const bf16* A, const bf16* B, const int64_t* rows,
                                                                    int64_t n_rows, float* out, int64_t N, int64_t K) {
   const int64_t warp = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / kWarp;
   if (warp >= n_rows * N) return;
   const int64_t r = warp / N, col = warp % N;
-  float v = dot_row(A + rows[r] * K, B + col * K, K);
+  float v = warp_dot(A + rows[r] * K, B + col * K, K);
   if (threadIdx.x % kWarp == 0) out[r * N + col] = v;
 }
 
@@ -66,7 +46,7 @@ __global__ void __launch_bounds__(kThreads) ptxb_internal_mha_fwd_rows(const bf1
   const int64_t keys = dims.causal ? i + 1 : S;
   float m = -INFINITY;
   for (int64_t j = threadIdx.x / kWarp; j < keys; j += kWarps) {
-    float v = dot_row(q, Kh + j * D, D) * scale;
+    float v = warp_dot(q, Kh + j * D, D) * scale;
     if (threadIdx.x % kWarp == 0) s[j] = v;
     m = fmaxf(m, v);
   }
@@ -89,15 +69,15 @@ __global__ void __launch_bounds__(kThreads) ptxb_internal_mha_delta(const bf16* 
                                                                    int64_t rows, int64_t D) {
   const int64_t row = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / kWarp;
   if (row >= rows) return;
-  float v = dot_row(O + row * D, dO + row * D, D);
+  float v = warp_dot(O + row * D, dO + row * D, D);
   if (threadIdx.x % kWarp == 0) delta[row] = v;
 }
 
 // dS_ij = P_ij·(dP_ij − D_i) with P_ij = exp(scale·q_i·k_j − LSE_i), dP_ij = dO_i·v_j.
 __device__ __forceinline__ void score_terms(const bf16* q, const bf16* k, const bf16* dout, const bf16* v, float scale,
                                             float lse, float delta, int64_t D, float& p, float& ds) {
-  float sc = dot_row(q, k, D) * scale;
-  float dp = dot_row(dout, v, D);
+  float sc = warp_dot(q, k, D) * scale;
+  float dp = warp_dot(dout, v, D);
   p = expf(sc - lse);
   ds = p * (dp - delta);
 }

@@ -281,17 +281,25 @@ int once(const std::string& library, const std::string& spec_path, uint64_t seed
       launches = std::make_unique<ActivityRecorder>();
     }
     PTXB_CUDA_CALL(cudaSetDevice(device));
-    auto specs = tensor_specs_from_json(ordered_json::parse(read_file(spec_path)).at("tensors"));
+    const ordered_json spec_doc = ordered_json::parse(read_file(spec_path)).at("tensors");
+    auto specs = tensor_specs_from_json(spec_doc);
     cudaStream_t stream = nullptr;
     PTXB_CUDA_CALL(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     Arguments a;
     uint64_t salt = 0;
-    for (const auto& spec : specs) {
+    for (std::size_t t = 0; t < specs.size(); ++t) {
+      const TensorSpec& spec = specs[t];
       a.owned.emplace_back(spec.bytes());
       void* p = a.owned.back().get();
       if (!spec.is_output) {
         uint64_t tensor_seed = derive_seed(seed, salt++);
-        if (patching) {
+        if (spec_doc[t].contains("values")) {  // a fixed input (a scalar, an index array): its exact values
+          const auto values = spec_doc[t].at("values").get<std::vector<double>>();
+          if (static_cast<int64_t>(values.size()) != spec.numel()) throw InputError("runner", "bad values of tensor " + spec.name);
+          std::vector<unsigned char> host(spec.bytes());
+          fill_values_host(host.data(), spec.dtype, values);
+          PTXB_CUDA_CALL(cudaMemcpy(p, host.data(), host.size(), cudaMemcpyHostToDevice));
+        } else if (patching) {
           std::vector<unsigned char> host(spec.bytes());
           fill_normal_host(host.data(), spec.dtype, spec.numel(), tensor_seed);
           PTXB_CUDA_CALL(cudaMemcpy(p, host.data(), host.size(), cudaMemcpyHostToDevice));

@@ -279,4 +279,9 @@ std::vector<InfraAttempt> RunStore::infra_attempts(int64_t trajectory_id) const 
   return run_rows::infra_attempts(m_db, trajectory_id);
 }
 
+std::optional<SeedTurn> RunStore::seed_turn(int64_t trajectory_id) const {
+  std::lock_guard lock(m_mutex);
+  return run_rows::seed_turn(m_db, trajectory_id);
+}
+
 }  // namespace ptxbench

@@ -60,6 +60,25 @@ struct StoredMessage {
   std::string reasoning{};  ///< assistant only: the provider's reasoning text, where it returns one
 };
 
+/// Where a repair trajectory's seed came from: a failed turn of another run (`ptxbench data seeds`).
+struct SeedOrigin {
+  std::string run_id;
+  std::optional<int64_t> trajectory_id;  ///< that run's trajectory (a store id)
+  int64_t turn = 0;                      ///< that trajectory's turn (1..)
+};
+
+/// The wrong kernel a repair trajectory starts from, stored as the trajectory's turn 0 beside its
+/// opening messages. Not a model turn: the report's turn rows never hold it; `data build` pairs it
+/// with the trajectory's first fix (a cross-run pair when it has an origin).
+struct SeedTurn {
+  std::string source;                     ///< the wrong kernel
+  CandidateLanguage language = CandidateLanguage::cuda;
+  std::string status;                     ///< its verdict status (a Status name)
+  std::string feedback;                   ///< as the model was shown it (repair notes included)
+  std::optional<ordered_json> verdict;    ///< the source turn's verdict document, when the seed carried it
+  std::optional<SeedOrigin> origin;
+};
+
 /// One model call (its retries included) as the client accounted it.
 struct ModelUsage {
   int64_t prompt_tokens = 0;
@@ -239,9 +258,10 @@ class RunStore {
 
   /// 2: runs.origin, runs.gpu, runs.import_key (imported runs); 3: candidates.language (Triton
   /// candidates, issue 22; older candidates are 'cuda'); 4: the run lifecycle (runs.state with
-  /// `failed`, runs.failure, the holder, runs.archived_at) and the infra_attempts table. Older
-  /// files are migrated in place.
-  static constexpr int kSchemaVersion = 4;
+  /// `failed`, runs.failure, the holder, runs.archived_at) and the infra_attempts table; 5: the
+  /// seed_turns table (a repair trajectory's seed as its turn 0, issue 36). Older files are
+  /// migrated in place.
+  static constexpr int kSchemaVersion = 5;
   [[nodiscard]] const std::string& path() const noexcept { return m_path; }
 
   // ---- runs
@@ -286,8 +306,10 @@ class RunStore {
   [[nodiscard]] std::optional<int64_t> find_trajectory(const std::string& run_id, const TrajectoryKey& key) const;
   [[nodiscard]] TrajectoryInfo trajectory(int64_t trajectory_id) const;
   [[nodiscard]] std::vector<TrajectoryInfo> list_trajectories(const std::string& run_id) const;
-  /// The opening messages (system, task), once, before turn 1.
-  void record_initial_messages(int64_t trajectory_id, const std::vector<StoredMessage>& messages);
+  /// The opening messages (system, task), once, before turn 1; for a repair trajectory with its
+  /// seed as turn 0, in the same transaction.
+  void record_initial_messages(int64_t trajectory_id, const std::vector<StoredMessage>& messages,
+                               const std::optional<SeedTurn>& seed = std::nullopt);
   /// Ends a running trajectory. stopped_early/finished need the last turn complete; failed (the
   /// model API gave up, ...) may leave a partial turn, which reopen_trajectory lets the loop resume.
   void finish_trajectory(int64_t trajectory_id, TrajectoryStatus status, const std::string& reason);
@@ -329,6 +351,9 @@ class RunStore {
   [[nodiscard]] std::vector<StoredMessage> messages(int64_t trajectory_id) const;
   [[nodiscard]] std::vector<TurnRecord> turns(int64_t trajectory_id) const;
   [[nodiscard]] std::vector<TurnRow> turn_rows(int64_t trajectory_id) const;
+  /// A repair trajectory's seed (turn 0); nullopt for other trajectories and repair trajectories
+  /// stored before schema 5.
+  [[nodiscard]] std::optional<SeedTurn> seed_turn(int64_t trajectory_id) const;
   [[nodiscard]] std::optional<std::string> candidate_source(const std::string& sha256) const;
   /// The INFRA_ERROR evaluations kept aside for the trajectory's turns, in order.
   [[nodiscard]] std::vector<InfraAttempt> infra_attempts(int64_t trajectory_id) const;

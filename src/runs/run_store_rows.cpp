@@ -232,6 +232,53 @@ std::vector<InfraAttempt> infra_attempts(SqliteDb& db, int64_t trajectory_id) {
   return out;
 }
 
+std::optional<SeedTurn> seed_turn(SqliteDb& db, int64_t trajectory_id) {
+  auto st = db.prepare("SELECT source, language, status, feedback, verdict, origin_run, origin_trajectory, origin_turn "
+                       "FROM seed_turns WHERE trajectory_id = ?");
+  st.bind(1, trajectory_id);
+  if (!st.step()) return std::nullopt;
+  SeedTurn s;
+  s.source = st.text(0);
+  s.language = parse_candidate_language(st.text(1));
+  s.status = st.text(2);
+  s.feedback = st.text(3);
+  if (auto v = st.optional_text(4)) s.verdict = ordered_json::parse(*v);
+  if (auto run = st.optional_text(5)) {
+    SeedOrigin o;
+    o.run_id = *run;
+    if (!st.is_null(6)) o.trajectory_id = st.integer(6);
+    o.turn = st.is_null(7) ? 0 : st.integer(7);
+    s.origin = std::move(o);
+  }
+  return s;
+}
+
+void insert_seed_turn(SqliteDb& db, int64_t trajectory_id, const SeedTurn& seed) {
+  const std::string name = "the seed (turn 0) of trajectory " + std::to_string(trajectory_id);
+  if (!parse_status(seed.status)) throw RunStoreError(name + ": '" + seed.status + "' is no verdict status");
+  if (seed.verdict) {
+    try {
+      (void)Verdict::from_json(*seed.verdict);
+    } catch (const std::exception& e) {
+      throw RunStoreError(name + ": its verdict is unreadable: " + e.what());
+    }
+  }
+  auto st = db.prepare("INSERT INTO seed_turns (trajectory_id, source, language, status, feedback, verdict, origin_run, "
+                       "origin_trajectory, origin_turn, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
+  st.bind(1, trajectory_id).bind(2, seed.source).bind(3, to_string(seed.language)).bind(4, seed.status).bind(5, seed.feedback);
+  if (seed.verdict) st.bind(6, seed.verdict->dump());
+  else st.bind_null(6);
+  if (seed.origin) {
+    st.bind(7, seed.origin->run_id);
+    if (seed.origin->trajectory_id) st.bind(8, *seed.origin->trajectory_id);
+    else st.bind_null(8);
+    st.bind(9, seed.origin->turn);
+  } else {
+    st.bind_null(7).bind_null(8).bind_null(9);
+  }
+  st.bind(10, epoch_seconds()).run();
+}
+
 std::optional<std::string> candidate_source(SqliteDb& db, const std::string& sha256) {
   auto st = db.prepare("SELECT source FROM candidates WHERE sha256 = ?");
   st.bind(1, sha256);

@@ -39,6 +39,7 @@ struct LastTurn {
 [[nodiscard]] std::vector<TurnRow> turn_rows(SqliteDb& db, int64_t trajectory_id);
 [[nodiscard]] std::vector<InfraAttempt> infra_attempts(SqliteDb& db, int64_t trajectory_id);
 [[nodiscard]] std::optional<std::string> candidate_source(SqliteDb& db, const std::string& sha256);
+[[nodiscard]] std::optional<SeedTurn> seed_turn(SqliteDb& db, int64_t trajectory_id);
 
 // ---- writing (inside the caller's transaction)
 /// RunStoreError naming `turn` for negative tokens or no attempt.
@@ -48,6 +49,8 @@ int64_t insert_trajectory(SqliteDb& db, const std::string& run_id, const Traject
 /// Sets the trajectory's final status, stop reason and finish time.
 void end_trajectory(SqliteDb& db, int64_t trajectory_id, TrajectoryStatus status, const std::string& reason);
 void insert_usage(SqliteDb& db, int64_t trajectory_id, int64_t turn, const ModelUsage& usage);
+/// A repair trajectory's seed as its turn 0 (RunStoreError for a bad status or an unreadable verdict).
+void insert_seed_turn(SqliteDb& db, int64_t trajectory_id, const SeedTurn& seed);
 /// A correct turn with a speedup: raises the trajectory's best (and best target-instruction) speedup.
 void raise_bests(SqliteDb& db, int64_t trajectory_id, double speedup, bool target);
 

@@ -127,8 +127,24 @@ const StoreSchema kSchema = {0x50544252, "run store", {
           PRIMARY KEY (trajectory_id, turn, attempt),
           FOREIGN KEY (trajectory_id, turn) REFERENCES turns(trajectory_id, turn)))",
     },
+    // 4 -> 5: a repair trajectory's seed as its turn 0 (issue 36). A table of its own: turns.turn
+    // is CHECKed >= 1, and a seed is no model turn the reports may count. The source is kept
+    // inline (not in candidates, whose rows go with the last turn naming them).
+    {
+        R"(CREATE TABLE seed_turns (
+          trajectory_id INTEGER PRIMARY KEY REFERENCES trajectories(id),
+          source TEXT NOT NULL,
+          language TEXT NOT NULL CHECK (language IN ('cuda', 'triton')),
+          status TEXT NOT NULL,
+          feedback TEXT NOT NULL,
+          verdict TEXT,
+          origin_run TEXT,
+          origin_trajectory INTEGER,
+          origin_turn INTEGER,
+          created_at REAL NOT NULL))",
+    },
 }};
-static_assert(RunStore::kSchemaVersion == 4, "add a migration to kSchema with the new version");
+static_assert(RunStore::kSchemaVersion == 5, "add a migration to kSchema with the new version");
 
 }  // namespace
 

@@ -76,7 +76,8 @@ void RunStore::insert_message(int64_t trajectory_id, int64_t turn, const std::st
       .run();
 }
 
-void RunStore::record_initial_messages(int64_t trajectory_id, const std::vector<StoredMessage>& messages) {
+void RunStore::record_initial_messages(int64_t trajectory_id, const std::vector<StoredMessage>& messages,
+                                       const std::optional<SeedTurn>& seed) {
   std::lock_guard lock(m_mutex);
   SqliteTransaction tx(m_db);
   require_measured(trajectory_id, "store the opening messages");
@@ -85,6 +86,7 @@ void RunStore::record_initial_messages(int64_t trajectory_id, const std::vector<
   if (next_seq(trajectory_id) != 1)
     throw RunStoreError("trajectory " + std::to_string(trajectory_id) + " already has its opening messages");
   for (const auto& m : messages) insert_message(trajectory_id, 0, m.role, m.content, "prompt");
+  if (seed) run_rows::insert_seed_turn(m_db, trajectory_id, *seed);
   tx.commit();
 }
 

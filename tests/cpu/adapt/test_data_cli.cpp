@@ -3,6 +3,8 @@
 // recipe that lists a held-out definition.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "../report/test_report_support.h"
 #include "common/fs.h"
 #include "common/json_check.h"
@@ -103,4 +105,33 @@ TEST(DataCli, BadRecipesAreUsageErrors) {
   EXPECT_EQ(no_out.status.exit_code, 2) << describe(no_out);
   ProcessResult no_dir = run_cli({"data", "show", (s.dir.path() / "nothing").string()});
   EXPECT_EQ(no_dir.status.exit_code, 2) << describe(no_dir);
+}
+
+TEST(DataCli, SeedsFromARunToAFileOrStdout) {
+  ASSERT_TRUE(fs::exists(executable_dir() / "ptxbench")) << "build the ptxbench target";
+  CliStore s;
+  fs::path seeds = s.dir.path() / "seeds.jsonl";
+  ProcessResult r = run_cli({"data", "seeds", "--from", s.run, "--store", s.store, "--out", seeds.string(), "--json"});
+  ASSERT_EQ(r.status.exit_code, 0) << describe(r);
+  ordered_json summary = ordered_json::parse(r.out.text);
+  EXPECT_EQ(summary["kept"], 2) << "gemm_a's and mha_held's compile errors at turn 1";
+  std::string text = read_file(seeds);
+  ASSERT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
+  ordered_json first = ordered_json::parse(text.substr(0, text.find('\n')));
+  EXPECT_EQ(first["definition"], "gemm_a");
+  EXPECT_EQ(first["status"], "COMPILE_ERROR");
+  EXPECT_EQ(first["origin"]["run"], s.run);
+  EXPECT_EQ(first["origin"]["turn"], 1);
+
+  // "-": the seeds on stdout, the summary on stderr; only the named definitions.
+  ProcessResult out = run_cli({"data", "seeds", "--from", s.run, "--store", s.store, "--out", "-", "--definitions", "gemm_a"});
+  ASSERT_EQ(out.status.exit_code, 0) << describe(out);
+  EXPECT_EQ(std::count(out.out.text.begin(), out.out.text.end(), '\n'), 1);
+  EXPECT_TRUE(contains(out.err.text, "1 seeds from 1 failed turns")) << out.err.text;
+
+  ProcessResult unknown = run_cli({"data", "seeds", "--from", "no-such-run", "--store", s.store, "--out", "-"});
+  EXPECT_EQ(unknown.status.exit_code, 2) << describe(unknown);
+  EXPECT_TRUE(contains(unknown.err.text, "no run 'no-such-run'")) << unknown.err.text;
+  ProcessResult bad_label = run_cli({"data", "seeds", "--from", s.run, "--store", s.store, "--out", "-", "--labels", "nope"});
+  EXPECT_EQ(bad_label.status.exit_code, 2) << describe(bad_label);
 }

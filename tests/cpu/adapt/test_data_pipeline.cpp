@@ -349,7 +349,7 @@ TEST(DataRecords, GoldenFixitAndKernelgenLines) {
   const std::string last = R"({"role":"assistant","content":"<think>\nbecause\n</think>\n\n```cuda\nint b;\n```\n"})";
   EXPECT_EQ(fix.jsonl_line(),
             R"({"messages":[)" + head + "," + last + R"(],"prompt":[)" + head + R"(],"completion":[)" + last +
-                R"(],"meta":{"kind":"fixit","id":"eb0e6423da4803702d9c11749bc703e535fc9a53717ee08de29fc6ade8f11e60","run":"run-1","trajectory":7,"definition":"gemm_a","workload":"wl-1","prompt_tag":"params","trajectory_index":0,"turn":2,"label":"compilation_error","wrong_turn":1,"wrong_status":"COMPILE_ERROR","wrong_sha256":")" +
+                R"(],"meta":{"kind":"fixit","id":"eb0e6423da4803702d9c11749bc703e535fc9a53717ee08de29fc6ade8f11e60","run":"run-1","trajectory":7,"definition":"gemm_a","workload":"wl-1","prompt_tag":"params","trajectory_index":0,"turn":2,"label":"compilation_error","pair":"within_trajectory","wrong_run":"run-1","wrong_trajectory":7,"wrong_turn":1,"wrong_status":"COMPILE_ERROR","wrong_sha256":")" +
                 a + R"(","status":"PASSED","sha256":")" + b +
                 R"(","speedup":1.5,"teacher_model":"teacher-x","reasoning_attempts":2}})" + "\n");
 
@@ -678,7 +678,7 @@ TEST(DataRecipe, ValidationNamesTheField) {
   expect_error(with("shuffle_seed", "seven"), "r.json: shuffle_seed");
   expect_error(with("runs", ordered_json::array()), "r.json: runs: name at least one");
   expect_error(with("runs", "everything"), "r.json: runs: expected a list of names or one of \"all\"");
-  expect_error(with("problem_set", "hopper"), "r.json: problem_set: expected a list of names or one of \"all\", \"paper-hopper\"");
+  expect_error(with("problem_set", "hopper"), "r.json: problem_set: expected a list of names, \"all\", \"paper-hopper\" or a set of");
   expect_error(with("labels", {"correct"}), "r.json: labels[0]: 'correct' is no failure");
   expect_error(with("labels", {"compile"}), "r.json: labels[0]: unknown turn label 'compile'");
   expect_error(with("turns", {{"from", 3}, {"to", 2}}), "r.json: turns.to");

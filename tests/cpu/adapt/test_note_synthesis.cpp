@@ -251,6 +251,16 @@ TEST(NoteAnswer, ReadsStrictlyAndRefusesLongExamplesAndCopies) {
             "teacher answer: it copies 9 consecutive lines of the fixed kernel (at most 8)");
   EXPECT_EQ(refusal(note_answer(numbered_lines("wrong", 12), "r", "f", "e")),
             "teacher answer: it copies 12 consecutive lines of the rejected kernel (at most 8)");
+
+  // The instruction part is read by the same copy check: one line per list item counts too.
+  ordered_json with_part = ordered_json::parse(note_answer("w", "r", "f", "e"));
+  with_part["instruction_note"] = {{"instruction", "wgmma.mma_async"}};
+  for (int i = 1; i <= 9; ++i)
+    with_part["instruction_note"][i <= 5 ? "required_sequence" : "do_not_do"].push_back("fixed statement number " +
+                                                                                        std::to_string(i) + ";");
+  EXPECT_EQ(refusal(with_part.dump()), "teacher answer: it copies 9 consecutive lines of the fixed kernel (at most 8)");
+  with_part["instruction_note"]["do_not_do"].erase(3);
+  EXPECT_EQ(refusal(with_part.dump()), "accepted");
 }
 
 // ------------------------------------------------------------------------------- the synthesizer

@@ -12,6 +12,7 @@ namespace ptxbench::test {
 inline void downgrade_run_store(const std::string& path, int version) {
   SqliteDb db(path);
   const int64_t current = db.pragma_int("user_version");
+  if (current >= 5 && version < 5) db.exec("DROP TABLE seed_turns");  // repair seeds as turn 0
   if (current >= 4 && version < 4) {  // the run lifecycle
     db.exec("DROP TABLE infra_attempts");
     for (const char* column : {"state", "failure", "holder_pid", "holder_host", "holder_started", "archived_at"})

@@ -161,6 +161,25 @@ TEST(RunConfigTest, StrictWithClearErrorsAndRoundTrips) {
   EXPECT_EQ(again.context, ContextPolicy::latest);
 }
 
+// Figure 4's protocol from a config: a run over a named set (the held-out GQA classes); the stored
+// form keeps the expansion, so a later change of problem_sets.json never changes a stored run.
+TEST(RunConfigTest, AProblemSetExpandsIntoItsDefinitions) {
+  RunConfig c = run_config_from_json({{"policy", "expert"}, {"problem_set", "heldout-gqa"}});
+  EXPECT_EQ(c.problem_set, "heldout-gqa");
+  EXPECT_EQ(c.definitions, (std::vector<std::string>{"gqa_paged_decode_h24_kv8_d128_ps1", "gqa_paged_prefill_causal_h24_kv8_d128_ps1",
+                                                     "gqa_ragged_prefill_causal_h32_kv4_d128"}));
+  ordered_json stored = c.to_json();
+  EXPECT_EQ(stored["problem_set"], "heldout-gqa");
+  stored["definitions"] = {"gqa_paged_decode_h24_kv8_d128_ps1"};  // as stored: kept, not re-expanded
+  EXPECT_EQ(run_config_from_json(stored).definitions.size(), 1u);
+  try {
+    (void)run_config_from_json({{"policy", "expert"}, {"problem_set", "heldout_gqa"}});
+    ADD_FAILURE() << "an unknown set was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no set 'heldout_gqa' in"), std::string::npos) << e.what();
+  }
+}
+
 TEST_F(AgentTest, MultiTurnRunStoresEveryTurnAndStopsAtTheTargetSpeedup) {
   FakeModel model;
   AgentRunResult r = start_run(run_config_from_json(model_run_config(model.url())), setup());
@@ -236,6 +255,10 @@ TEST(ExpertSources, ThePacksExpertsComeFirstAndAVariantIsAnEditOfOne) {
   ExpertSource bwd_causal = find_expert_source(PTXBENCH_SOURCE_DIR, "mha_bwd_d128_causal");
   EXPECT_EQ(bwd_causal.origin, "knowledge/hopper/experts/mha_bwd_d128_causal_suite.json:expert_mha_bwd_d128_causal");
   EXPECT_NE(bwd_causal.source.find("constexpr bool kCausal = true;"), std::string::npos);
+  // The held-out GQA classes have no expert: the expert policy answers their SIMT fixtures.
+  for (const char* d : {"gqa_paged_decode_h24_kv8_d128_ps1", "gqa_paged_prefill_causal_h24_kv8_d128_ps1",
+                        "gqa_ragged_prefill_causal_h32_kv4_d128"})
+    EXPECT_EQ(find_expert_source(PTXBENCH_SOURCE_DIR, d).origin.rfind("tests/fixtures/gqa/", 0), 0u) << d;
 }
 
 TEST_F(AgentTest, KilledRunResumesWithNoLostAndNoRepeatedTurn) {

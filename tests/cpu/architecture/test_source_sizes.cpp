@@ -17,10 +17,7 @@ constexpr std::size_t kFunctionLines = 100;
 
 // Still larger, at most this size.
 const std::map<std::string, std::size_t> kLargeFiles = {};
-const std::map<std::string, std::size_t> kLargeFunctions = {
-    {"agent/turn_loop.cpp:TrajectoryRunner::run", 114},
-    {"cli/cmd_serve.cpp:serve", 110},
-};
+const std::map<std::string, std::size_t> kLargeFunctions = {};
 
 struct Function {
   std::string name;  ///< "file:qualified::name"

@@ -263,9 +263,9 @@ PTXB_EXPORT int ptxb_run(const ptxb_tensor* a, int32_t n, cudaStream_t s) {
 TEST(SourceScan, RepositoryKernelsAndPackHeadersAreClean) {
   const fs::path root = PTXBENCH_SOURCE_DIR;
   std::vector<fs::path> files;
-  for (const char* dir : {"tests/fixtures/gemm", "tests/fixtures/attention", "knowledge/hopper/experts",
-                          "knowledge/hopper/include/ptxb", "knowledge/blackwell/include/ptxb",
-                          "knowledge/blackwell/examples", "knowledge/abi"})
+  for (const char* dir : {"tests/fixtures/gemm", "tests/fixtures/attention", "tests/fixtures/gqa",
+                          "knowledge/hopper/experts", "knowledge/hopper/include/ptxb",
+                          "knowledge/blackwell/include/ptxb", "knowledge/blackwell/examples", "knowledge/abi"})
     for (const auto& e : fs::directory_iterator(root / dir)) {
       std::string ext = e.path().extension().string();
       if (ext == ".cu" || ext == ".cuh" || ext == ".h") files.push_back(e.path());

@@ -19,6 +19,10 @@ Catalog repo_catalog() { return Catalog::load(PTXBENCH_SOURCE_DIR); }
 
 const std::vector<std::string> kEvaluation = {"gemm_n7168_k5120", "mha_with_lse_d128", "mha_with_lse_d128_causal",
                                               "mha_bwd_d128", "mha_bwd_d128_causal"};
+/// The held-out GQA classes (issue 36), in the heldout-gqa set's order.
+const std::vector<std::string> kHeldOutGqa = {"gqa_paged_decode_h24_kv8_d128_ps1",
+                                              "gqa_paged_prefill_causal_h24_kv8_d128_ps1",
+                                              "gqa_ragged_prefill_causal_h32_kv4_d128"};
 
 /// The four attention definitions at head dimension `d`, in the sets' order.
 std::vector<std::string> attention(int d) {
@@ -90,20 +94,21 @@ void write_root(const fs::path& root, const std::string& sets) {
 TEST(Definitions, TheFiveEvaluationDefinitionsLoad) {
   Catalog c = repo_catalog();
   for (const auto& name : kEvaluation) EXPECT_NO_THROW((void)c.definition(name)) << name;
-  // 5 evaluation + 16 GEMM + 8 attention (d64, d96) for generalisation studies.
-  EXPECT_EQ(c.definitions().size(), 29u);
+  // 5 evaluation + 16 GEMM + 8 attention (d64, d96) for generalisation studies + 3 held-out GQA.
+  EXPECT_EQ(c.definitions().size(), 32u);
 }
 
 // What the main job runs must not grow with the catalog: exactly the five are tagged
-// stage:evaluation, and they are the "evaluation" set; every other definition is tagged
-// stage:generalization.
+// stage:evaluation, and they are the "evaluation" set; the held-out GQA classes are tagged
+// stage:heldout; every other definition is tagged stage:generalization.
 TEST(Definitions, TheEvaluationSetIsStillTheFive) {
   Catalog c = repo_catalog();
   EXPECT_EQ(c.problem_set("evaluation"), kEvaluation);
   std::vector<std::string> tagged;
   for (const auto& d : c.definitions()) {
     const bool evaluation = std::find(kEvaluation.begin(), kEvaluation.end(), d.name) != kEvaluation.end();
-    EXPECT_EQ(stage_of(d), evaluation ? "evaluation" : "generalization") << d.name;
+    const bool held_out = std::find(kHeldOutGqa.begin(), kHeldOutGqa.end(), d.name) != kHeldOutGqa.end();
+    EXPECT_EQ(stage_of(d), evaluation ? "evaluation" : held_out ? "heldout" : "generalization") << d.name;
     if (stage_of(d) == "evaluation") tagged.push_back(d.name);
   }
   std::vector<std::string> want = kEvaluation;
@@ -203,6 +208,7 @@ TEST(ProblemSets, NamedSetsResolve) {
   ASSERT_EQ(gemm16.size(), 16u);
   for (const auto& [name, sweep] : kGemmSweeps)
     EXPECT_NE(std::find(gemm16.begin(), gemm16.end(), name), gemm16.end()) << name;
+  EXPECT_EQ(c.problem_set("heldout-gqa"), kHeldOutGqa);
   const auto& gemm17 = c.problem_set("gemm17");  // the original's whole list: gemm16 and the evaluation GEMM
   EXPECT_EQ(gemm17.size(), 17u);
   EXPECT_NE(std::find(gemm17.begin(), gemm17.end(), "gemm_n7168_k5120"), gemm17.end());
@@ -235,7 +241,7 @@ TEST(ProblemSets, BadSetsAreRejectedAtLoad) {
   EXPECT_NE(load_error(R"({"one": []})").find("one: a problem set names at least one definition"), std::string::npos);
   EXPECT_NE(load_error(R"({"one": "g"})").find("one: expected an array"), std::string::npos);
   EXPECT_NE(load_error(R"({"one": ["g", 3]})").find("one[1]: expected a definition name"), std::string::npos);
-  EXPECT_NE(load_error(R"({"a set": ["g"]})").find("letters, digits and '_'"), std::string::npos);
+  EXPECT_NE(load_error(R"({"a set": ["g"]})").find("letters, digits, '_' and '-'"), std::string::npos);
   EXPECT_NE(load_error(R"(["g"])").find("expected an object"), std::string::npos);
 
   // Without the file the catalog has no sets, and asking for one says so.

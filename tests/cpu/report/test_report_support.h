@@ -61,10 +61,11 @@ inline ordered_json scripted_verdict(const ScriptedTurn& s, const std::string& d
 
 /// Adds one trajectory to `run`, its turns in order; the last turn ends it with `end`
 /// (nullopt: the trajectory is left running after its last turn).
+/// `seed`: a repair trajectory's seed, stored as its turn 0 with the opening messages.
 inline int64_t add_trajectory(RunStore& store, const std::string& run, const TrajectoryKey& key, const std::vector<ScriptedTurn>& turns,
-                              std::optional<TrajectoryEnd> end) {
+                              std::optional<TrajectoryEnd> end, const std::optional<SeedTurn>& seed = std::nullopt) {
   int64_t t = store.ensure_trajectory(run, key);
-  store.record_initial_messages(t, {{"system", "rules", 0, 0}, {"user", "task for " + key.definition, 0, 0}});
+  store.record_initial_messages(t, {{"system", "rules", 0, 0}, {"user", "task for " + key.definition, 0, 0}}, seed);
   for (std::size_t i = 0; i < turns.size(); ++i) {
     const auto& s = turns[i];
     auto n = static_cast<int64_t>(i + 1);

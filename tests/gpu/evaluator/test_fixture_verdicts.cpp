@@ -150,3 +150,19 @@ TEST_F(FixtureVerdicts, AttentionFixturesGetTheirExpectedVerdicts) {
     EXPECT_NE(expect_suite(evaluator, suite, "S=1024"), nullptr);
   }
 }
+
+// The GQA suites (paged decode, paged and ragged causal prefill): the CUDA-core kernels pass; a wrong
+// head mapping, log base, page lookup or causal diagonal is INCORRECT_NUMERICAL; a read past an index
+// or K/V array is SANITIZER_ERROR. On each definition's "-small" workload (sequences with fewer
+// queries than keys) to spare device time; `ptxbench suite run tests/fixtures/gqa/<suite>.json`
+// checks the same at the released workload.
+TEST_F(FixtureVerdicts, GqaFixturesGetTheirExpectedVerdicts) {
+  Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
+  Evaluator evaluator(catalog, test_options());
+  for (const char* file :
+       {"gqa_paged_decode_suite.json", "gqa_paged_prefill_suite.json", "gqa_ragged_prefill_suite.json"}) {
+    SCOPED_TRACE(file);
+    CandidateSuite suite = load_suite(fs::path(PTXBENCH_TEST_DATA) / "fixtures/gqa" / file);
+    EXPECT_NE(expect_suite(evaluator, suite, suite.definition + "-small"), nullptr);
+  }
+}
