@@ -92,11 +92,7 @@ UsageLedger::UsageLedger(const std::string& store_path) : m_db(store_path) {
 int64_t UsageLedger::begin_call(int64_t trajectory_id, WireApi api, const std::string& model, bool stream) {
   std::lock_guard lock(m_mutex);
   m_db.prepare("INSERT INTO agent_model_calls (trajectory_id, api, model, stream, started_at) VALUES (?, ?, ?, ?, ?)")
-      .bind(1, trajectory_id)
-      .bind(2, to_string(api))
-      .bind(3, model)
-      .bind(4, int64_t{stream ? 1 : 0})
-      .bind(5, epoch_seconds())
+      .bind_all(trajectory_id, to_string(api), model, int64_t{stream ? 1 : 0}, epoch_seconds())
       .run();
   return sqlite3_last_insert_rowid(m_db.handle());
 }
@@ -108,18 +104,8 @@ void UsageLedger::finish_call(int64_t call_id, int status, const std::string& mo
   m_db.prepare("UPDATE agent_model_calls SET status = ?, model = CASE WHEN ? <> '' THEN ? ELSE model END, "
                "prompt_tokens = ?, completion_tokens = ?, reasoning_tokens = ?, cached_tokens = ?, usage_reported = ?, "
                "finished_at = ?, latency_s = ? - started_at, error = ? WHERE id = ? AND finished_at IS NULL")
-      .bind(1, int64_t{status})
-      .bind(2, model)
-      .bind(3, model)
-      .bind(4, usage.prompt_tokens)
-      .bind(5, usage.completion_tokens)
-      .bind(6, usage.reasoning_tokens)
-      .bind(7, usage.cached_tokens)
-      .bind(8, int64_t{usage.reported ? 1 : 0})
-      .bind(9, now)
-      .bind(10, now)
-      .bind(11, error)
-      .bind(12, call_id)
+      .bind_all(int64_t{status}, model, model, usage.prompt_tokens, usage.completion_tokens, usage.reasoning_tokens,
+          usage.cached_tokens, int64_t{usage.reported ? 1 : 0}, now, now, error, call_id)
       .run();
 }
 

@@ -130,6 +130,13 @@ class SqliteStatement {
   SqliteStatement& bind(int index, double value);
   SqliteStatement& bind_null(int index);
   SqliteStatement& bind(int index, const std::optional<double>& value);  ///< NULL when unset
+  /// Binds `values` to parameters 1, 2, … in order, each through the bind overload of its type.
+  template <class... T>
+  SqliteStatement& bind_all(const T&... values) {
+    int index = 0;
+    (bind(++index, values), ...);
+    return *this;
+  }
   /// True while a row is available; false when done.
   bool step();
   /// Runs to completion (for statements without rows).

@@ -316,19 +316,9 @@ int64_t NotesStore::add(const RepairNote& note, const std::string& wrong_kernel_
       "INSERT INTO repair_notes (op_family, definition, run_id, trajectory_id, wrong_turn, fixed_turn, wrong_sha256, "
       "fixed_sha256, wrong_status, what_was_wrong, rule, fix, example, fixed_speedup, teacher_model, created_at) "
       "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)");
-  insert.bind(1, note.op_family)
-      .bind(2, note.definition)
-      .bind(3, s.run_id)
-      .bind(4, s.trajectory_id)
-      .bind(5, s.wrong_turn)
-      .bind(6, s.fixed_turn)
-      .bind(7, s.wrong_sha256)
-      .bind(8, s.fixed_sha256)
-      .bind(9, note.wrong_status)
-      .bind(10, note.text.what_was_wrong)
-      .bind(11, note.text.rule)
-      .bind(12, note.text.fix)
-      .bind(13, note.text.example);
+  insert.bind_all(note.op_family, note.definition, s.run_id, s.trajectory_id, s.wrong_turn, s.fixed_turn,
+      s.wrong_sha256, s.fixed_sha256, note.wrong_status, note.text.what_was_wrong, note.text.rule, note.text.fix,
+      note.text.example);
   if (note.fixed_speedup)
     insert.bind(14, *note.fixed_speedup);
   else
@@ -340,13 +330,8 @@ int64_t NotesStore::add(const RepairNote& note, const std::string& wrong_kernel_
     m_db.prepare(
             "INSERT INTO instruction_notes (note_id, instruction, shape_context, operand_contract, required_sequence, "
             "diagnostics, do_not_do) VALUES (?, ?, ?, ?, ?, ?, ?)")
-        .bind(1, id)
-        .bind(2, part->instruction)
-        .bind(3, part->shape_context)
-        .bind(4, part->operand_contract)
-        .bind(5, json_array(part->required_sequence))
-        .bind(6, part->diagnostics)
-        .bind(7, json_array(part->do_not_do))
+        .bind_all(id, part->instruction, part->shape_context, part->operand_contract,
+            json_array(part->required_sequence), part->diagnostics, json_array(part->do_not_do))
         .run();
   m_db.prepare("INSERT INTO repair_notes_fts (rowid, kernel_terms, note_terms) VALUES (?, ?, ?)")
       .bind(1, id)

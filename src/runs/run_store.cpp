@@ -97,8 +97,7 @@ std::vector<RunInfo> RunStore::list_runs() const {
 }
 
 std::optional<RunInfo> RunStore::find_run(const std::string& id) const {
-  std::lock_guard lock(m_mutex);
-  return run_rows::find_run(m_db, id);
+  return locked([&] { return run_rows::find_run(m_db, id); });
 }
 
 RunInfo RunStore::run_locked(const std::string& id) const {
@@ -117,10 +116,7 @@ ordered_json RunStore::run_config(const std::string& id) const { return run(id).
 void RunStore::hold_locked(const std::string& id) {
   RunHolder me = RunHolder::current();
   m_db.prepare("UPDATE runs SET holder_pid = ?, holder_host = ?, holder_started = ? WHERE id = ?")
-      .bind(1, me.pid)
-      .bind(2, me.host)
-      .bind(3, me.started)
-      .bind(4, id)
+      .bind_all(me.pid, me.host, me.started, id)
       .run();
 }
 
@@ -137,11 +133,8 @@ void RunStore::set_run_status(const std::string& id, RunStatus status, const std
     throw RunStoreError("cannot set the status of run " + id + ": it was imported (" + r.origin + "), not run here");
   m_db.prepare("UPDATE runs SET state = ?, status = ?, failure = ?, updated_at = ?, holder_pid = NULL, holder_host = NULL, "
                "holder_started = NULL WHERE id = ?")
-      .bind(1, to_string(status))
-      .bind(2, run_rows::legacy_status(status))
-      .bind(3, status == RunStatus::failed ? failure : std::string())
-      .bind(4, epoch_seconds())
-      .bind(5, id)
+      .bind_all(to_string(status), run_rows::legacy_status(status),
+          status == RunStatus::failed ? failure : std::string(), epoch_seconds(), id)
       .run();
   if (status == RunStatus::running) hold_locked(id);
   tx.commit();
@@ -219,8 +212,7 @@ void RunStore::set_run_notes(const std::string& id, const std::string& notes) {
 // ---------------------------------------------------------------------------------------- reading
 
 std::optional<int64_t> RunStore::find_trajectory(const std::string& run_id, const TrajectoryKey& key) const {
-  std::lock_guard lock(m_mutex);
-  return run_rows::find_trajectory(m_db, run_id, key);
+  return locked([&] { return run_rows::find_trajectory(m_db, run_id, key); });
 }
 
 TrajectoryInfo RunStore::trajectory_locked(int64_t trajectory_id) const {
@@ -235,13 +227,11 @@ TrajectoryInfo RunStore::trajectory(int64_t trajectory_id) const {
 }
 
 std::vector<TrajectoryInfo> RunStore::list_trajectories(const std::string& run_id) const {
-  std::lock_guard lock(m_mutex);
-  return run_rows::run_trajectories(m_db, run_id);
+  return locked([&] { return run_rows::run_trajectories(m_db, run_id); });
 }
 
 std::vector<StoredMessage> RunStore::messages(int64_t trajectory_id) const {
-  std::lock_guard lock(m_mutex);
-  return run_rows::messages(m_db, trajectory_id);
+  return locked([&] { return run_rows::messages(m_db, trajectory_id); });
 }
 
 std::vector<TurnRecord> RunStore::turns(int64_t trajectory_id) const {
@@ -265,23 +255,19 @@ ResumePoint RunStore::resume_point(int64_t trajectory_id) const {
 }
 
 std::vector<TurnRow> RunStore::turn_rows(int64_t trajectory_id) const {
-  std::lock_guard lock(m_mutex);
-  return run_rows::turn_rows(m_db, trajectory_id);
+  return locked([&] { return run_rows::turn_rows(m_db, trajectory_id); });
 }
 
 std::optional<std::string> RunStore::candidate_source(const std::string& sha256) const {
-  std::lock_guard lock(m_mutex);
-  return run_rows::candidate_source(m_db, sha256);
+  return locked([&] { return run_rows::candidate_source(m_db, sha256); });
 }
 
 std::vector<InfraAttempt> RunStore::infra_attempts(int64_t trajectory_id) const {
-  std::lock_guard lock(m_mutex);
-  return run_rows::infra_attempts(m_db, trajectory_id);
+  return locked([&] { return run_rows::infra_attempts(m_db, trajectory_id); });
 }
 
 std::optional<SeedTurn> RunStore::seed_turn(int64_t trajectory_id) const {
-  std::lock_guard lock(m_mutex);
-  return run_rows::seed_turn(m_db, trajectory_id);
+  return locked([&] { return run_rows::seed_turn(m_db, trajectory_id); });
 }
 
 }  // namespace ptxbench

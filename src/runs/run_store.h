@@ -384,6 +384,12 @@ class RunStore {
   void finish_locked(int64_t trajectory_id, TrajectoryStatus status, const std::string& reason);
   /// The trajectory; RunStoreError when unknown.
   [[nodiscard]] TrajectoryInfo trajectory_locked(int64_t trajectory_id) const;
+  /// read(), the store's mutex held: the body of the one-query readers.
+  template <class Read>
+  auto locked(Read&& read) const {
+    std::lock_guard lock(m_mutex);
+    return read();
+  }
 
   std::string m_path;
   mutable std::mutex m_mutex;

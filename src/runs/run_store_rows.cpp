@@ -297,40 +297,23 @@ void check_usage(const ModelUsage& usage, const std::string& turn) {
 int64_t insert_trajectory(SqliteDb& db, const std::string& run_id, const TrajectoryKey& key) {
   db.prepare("INSERT INTO trajectories (run_id, definition, workload_uuid, prompt_tag, tag_index, status, started_at) "
              "VALUES (?, ?, ?, ?, ?, 'running', ?)")
-      .bind(1, run_id)
-      .bind(2, key.definition)
-      .bind(3, key.workload_uuid)
-      .bind(4, key.prompt_tag)
-      .bind(5, key.index)
-      .bind(6, epoch_seconds())
+      .bind_all(run_id, key.definition, key.workload_uuid, key.prompt_tag, key.index, epoch_seconds())
       .run();
   return sqlite3_last_insert_rowid(db.handle());
 }
 
 void end_trajectory(SqliteDb& db, int64_t trajectory_id, TrajectoryStatus status, const std::string& reason) {
   db.prepare("UPDATE trajectories SET status = ?, stop_reason = ?, finished_at = ? WHERE id = ?")
-      .bind(1, to_string(status))
-      .bind(2, reason)
-      .bind(3, epoch_seconds())
-      .bind(4, trajectory_id)
+      .bind_all(to_string(status), reason, epoch_seconds(), trajectory_id)
       .run();
 }
 
 void insert_usage(SqliteDb& db, int64_t trajectory_id, int64_t turn, const ModelUsage& usage) {
   db.prepare("INSERT INTO usage (trajectory_id, turn, prompt_tokens, completion_tokens, reasoning_tokens, cached_tokens, "
              "latency_s, attempts, provider, model, finish_reason, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
-      .bind(1, trajectory_id)
-      .bind(2, turn)
-      .bind(3, usage.prompt_tokens)
-      .bind(4, usage.completion_tokens)
-      .bind(5, usage.reasoning_tokens)
-      .bind(6, usage.cached_tokens)
-      .bind(7, usage.latency_s)
-      .bind(8, usage.attempts)
-      .bind(9, usage.provider)
-      .bind(10, usage.model)
-      .bind(11, usage.finish_reason)
-      .bind(12, epoch_seconds())
+      .bind_all(trajectory_id, turn, usage.prompt_tokens, usage.completion_tokens, usage.reasoning_tokens,
+          usage.cached_tokens, usage.latency_s, usage.attempts, usage.provider, usage.model, usage.finish_reason,
+          epoch_seconds())
       .run();
 }
 

@@ -65,14 +65,8 @@ void RunStore::insert_message(int64_t trajectory_id, int64_t turn, const std::st
     throw RunStoreError("message role '" + role + "' is not system, user or assistant");
   m_db.prepare("INSERT INTO messages (trajectory_id, seq, turn, role, kind, content, reasoning, created_at) "
                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
-      .bind(1, trajectory_id)
-      .bind(2, next_seq(trajectory_id))
-      .bind(3, turn)
-      .bind(4, role)
-      .bind(5, std::string(kind))
-      .bind(6, content)
-      .bind(7, reasoning)
-      .bind(8, epoch_seconds())
+      .bind_all(trajectory_id, next_seq(trajectory_id), turn, role, std::string(kind), content, reasoning,
+          epoch_seconds())
       .run();
 }
 
@@ -163,10 +157,7 @@ RunStore::StepCheck RunStore::require_step(int64_t trajectory_id, int64_t turn, 
 
 void RunStore::set_step(int64_t trajectory_id, int64_t turn, TurnStep step, const char* time_column) {
   m_db.prepare(std::string("UPDATE turns SET step = ?, ") + time_column + " = ? WHERE trajectory_id = ? AND turn = ?")
-      .bind(1, static_cast<int64_t>(step))
-      .bind(2, epoch_seconds())
-      .bind(3, trajectory_id)
-      .bind(4, turn)
+      .bind_all(static_cast<int64_t>(step), epoch_seconds(), trajectory_id, turn)
       .run();
 }
 
@@ -188,10 +179,7 @@ void RunStore::begin_turn(int64_t trajectory_id, int64_t turn) {
     throw RunStoreError("cannot begin " + turn_name(trajectory_id, turn) + ": turn " + std::to_string(last_turn) +
                         " is at step " + to_string(last_step));
   m_db.prepare("INSERT INTO turns (trajectory_id, turn, step, started_at) VALUES (?, ?, ?, ?)")
-      .bind(1, trajectory_id)
-      .bind(2, turn)
-      .bind(3, static_cast<int64_t>(TurnStep::model_call_started))
-      .bind(4, epoch_seconds())
+      .bind_all(trajectory_id, turn, static_cast<int64_t>(TurnStep::model_call_started), epoch_seconds())
       .run();
   tx.commit();
 }
@@ -215,10 +203,7 @@ std::string RunStore::record_candidate(int64_t trajectory_id, int64_t turn, cons
   require_step(trajectory_id, turn, {TurnStep::model_answered}, "store the candidate");
   std::string sha = sha256_hex(source);
   m_db.prepare("INSERT OR IGNORE INTO candidates (sha256, source, created_at, language) VALUES (?, ?, ?, ?)")
-      .bind(1, sha)
-      .bind(2, source)
-      .bind(3, epoch_seconds())
-      .bind(4, to_string(language))
+      .bind_all(sha, source, epoch_seconds(), to_string(language))
       .run();
   m_db.prepare("UPDATE turns SET candidate_sha256 = ? WHERE trajectory_id = ? AND turn = ?")
       .bind(1, sha)
@@ -235,10 +220,7 @@ void RunStore::record_extraction_error(int64_t trajectory_id, int64_t turn, cons
   SqliteTransaction tx(m_db);
   require_step(trajectory_id, turn, {TurnStep::model_answered}, "store the extraction error");
   m_db.prepare("UPDATE turns SET extraction_error = ?, status = ? WHERE trajectory_id = ? AND turn = ?")
-      .bind(1, error)
-      .bind(2, std::string(kExtractionErrorStatus))
-      .bind(3, trajectory_id)
-      .bind(4, turn)
+      .bind_all(error, std::string(kExtractionErrorStatus), trajectory_id, turn)
       .run();
   set_step(trajectory_id, turn, TurnStep::candidate_extracted, "extracted_at");
   tx.commit();
@@ -272,10 +254,7 @@ void RunStore::record_resubmission(int64_t trajectory_id, int64_t turn, const st
     throw RunStoreError("a resubmission needs a new task id");
   m_db.prepare("UPDATE turns SET task_id = ?, submissions = submissions + 1, submitted_at = ? "
                "WHERE trajectory_id = ? AND turn = ?")
-      .bind(1, new_task_id)
-      .bind(2, epoch_seconds())
-      .bind(3, trajectory_id)
-      .bind(4, turn)
+      .bind_all(new_task_id, epoch_seconds(), trajectory_id, turn)
       .run();
   tx.commit();
 }
@@ -308,12 +287,7 @@ int64_t RunStore::record_infra_attempt(int64_t trajectory_id, int64_t turn, cons
   last.step();
   int64_t attempt = last.integer(0);
   m_db.prepare("INSERT INTO infra_attempts (trajectory_id, turn, attempt, task_id, verdict, created_at) VALUES (?, ?, ?, ?, ?, ?)")
-      .bind(1, trajectory_id)
-      .bind(2, turn)
-      .bind(3, attempt)
-      .bind(4, task_id)
-      .bind(5, verdict.dump())
-      .bind(6, epoch_seconds())
+      .bind_all(trajectory_id, turn, attempt, task_id, verdict.dump(), epoch_seconds())
       .run();
   // Back to the step before the submission: the loop submits the candidate again.
   m_db.prepare("UPDATE turns SET task_id = NULL, step = ? WHERE trajectory_id = ? AND turn = ?")
@@ -335,12 +309,7 @@ Verdict RunStore::record_verdict(int64_t trajectory_id, int64_t turn, const std:
   bool target = v.target_instruction_correct;
   bool correct = v.status == Status::PASSED;
   m_db.prepare("INSERT INTO verdicts (trajectory_id, turn, task_id, status, verdict, created_at) VALUES (?, ?, ?, ?, ?, ?)")
-      .bind(1, trajectory_id)
-      .bind(2, turn)
-      .bind(3, task_id)
-      .bind(4, status)
-      .bind(5, verdict.dump())
-      .bind(6, epoch_seconds())
+      .bind_all(trajectory_id, turn, task_id, status, verdict.dump(), epoch_seconds())
       .run();
   auto update = m_db.prepare("UPDATE turns SET status = ?, correct = ?, target_instruction = ?, speedup = ? "
                              "WHERE trajectory_id = ? AND turn = ?");

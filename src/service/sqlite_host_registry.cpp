@@ -20,10 +20,7 @@ void SqliteHostRegistry::clear_health() { m_db.exec("DELETE FROM gpu_health"); }
 void SqliteHostRegistry::record_health(int device, const std::string& state, const ordered_json& detail) {
   m_db.prepare("INSERT INTO gpu_health (device, state, detail, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT(device) "
                "DO UPDATE SET state = excluded.state, detail = excluded.detail, updated_at = excluded.updated_at")
-      .bind(1, static_cast<int64_t>(device))
-      .bind(2, state)
-      .bind(3, detail.dump())
-      .bind(4, epoch_seconds())
+      .bind_all(static_cast<int64_t>(device), state, detail.dump(), epoch_seconds())
       .run();
 }
 

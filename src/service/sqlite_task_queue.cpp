@@ -140,11 +140,7 @@ std::optional<Claim> SqliteTaskQueue::claim(const std::string& worker, double le
   TaskRecord t = read_row(pick);
   m_db.prepare("UPDATE tasks SET state = 'running', attempts = attempts + 1, worker = ?, started_at = ?, lease_until = ?, "
                "device = ? WHERE id = ?")
-      .bind(1, worker)
-      .bind(2, t_now)
-      .bind(3, t_now + lease_s)
-      .bind(4, static_cast<int64_t>(device))
-      .bind(5, t.id)
+      .bind_all(worker, t_now, t_now + lease_s, static_cast<int64_t>(device), t.id)
       .run();
   tx.commit();
   t.state = TaskState::running;
@@ -156,10 +152,7 @@ std::optional<Claim> SqliteTaskQueue::claim(const std::string& worker, double le
 
 bool SqliteTaskQueue::heartbeat(const Claim& c, double lease_s) {
   m_db.prepare("UPDATE tasks SET lease_until = ? WHERE id = ? AND state = 'running' AND worker = ? AND attempts = ?")
-      .bind(1, now() + lease_s)
-      .bind(2, c.task.id)
-      .bind(3, c.worker)
-      .bind(4, c.token)
+      .bind_all(now() + lease_s, c.task.id, c.worker, c.token)
       .run();
   return m_db.changes() == 1;
 }
