@@ -156,6 +156,9 @@ std::string ServiceClient::submit_body(const ordered_json& body, const std::stri
 ordered_json ServiceClient::get(const std::string& id, double wait_s) const {
   HttpResult r = request("GET", "/v1/evaluations/" + id + (wait_s > 0 ? "?wait=" + std::to_string(wait_s) : ""), "", wait_s + 30);
   check_access(r);
+  if (r.status >= 500)
+    throw ServiceUnreachable("service", "the evaluation service at " + m_base + " answered GET " + id + " with " +
+                                            std::to_string(r.status) + ": " + error_message(r));
   if (r.status != 200) throw Error("service", "GET " + id + " answered " + std::to_string(r.status) + ": " + error_message(r));
   return ordered_json::parse(r.body);
 }

@@ -195,3 +195,33 @@ TEST_F(ServiceAdmission, TheClientWaitsOutItsQuota) {
   EXPECT_EQ(q.get(second)->client, "alice");
   EXPECT_EQ(q.counters().submissions["accepted"], 2) << "the resend after the wait is one task";
 }
+
+// A service failing on its side while a client waits for a verdict (a 5xx to GET, as during a
+// restart behind a proxy) is the environment's failure, exit 3 in the CLI; a 404 stays an error of
+// the request's own (the evaluation is unknown there).
+TEST(ServiceClientErrors, AFailingServiceWhileWaitingIsTheEnvironments) {
+  HttpServerOptions http;
+  HttpServer server(http, [](const HttpRequest& r) {
+    HttpResponse resp;
+    resp.status = r.path == "/v1/evaluations/gone" ? 404 : 502;
+    resp.body = R"({"error": "upstream down"})";
+    return resp;
+  });
+  server.start();
+  ServiceClient client("http://127.0.0.1:" + std::to_string(server.port()));
+  try {
+    (void)client.wait_done("abc", 5);
+    FAIL() << "a 502 gave a verdict";
+  } catch (const ServiceUnreachable& e) {
+    EXPECT_NE(std::string(e.what()).find("502"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("upstream down"), std::string::npos) << e.what();
+  }
+  try {
+    (void)client.get("gone");
+    FAIL() << "a 404 gave a task";
+  } catch (const EnvironmentError& e) {
+    FAIL() << "a 404 was taken for the environment's failure: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("404"), std::string::npos) << e.what();
+  }
+}
