@@ -7,7 +7,8 @@
 #   4. `ptxbench data build` of the six Table 12 recipes (configs/recipes/s1..s6.json) over the
 #      store, without a teacher (--no-teacher: record counts and composition; no reasoning), and
 #      one record's metadata.
-#   scripts/bench/fixit_chain.sh            (PTXBENCH_BIN: build/bin; OUT: /tmp/ptxbench-fixit-chain)
+#   scripts/bench/fixit_chain.sh            (PTXBENCH_BIN: build/bin; OUT: /tmp/ptxbench-fixit-chain;
+#                                            WORKERS_PER_GPU: the local service's workers, 4)
 # Needs an sm_90a GPU (the service is started by the runs: "service": "local").
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -22,6 +23,7 @@ export PATH=/usr/local/cuda/bin:$PATH
 sp=$(python3 -c 'import nvidia.cudnn, os; print(os.path.dirname(list(nvidia.cudnn.__path__)[0]))' 2>/dev/null || true)
 [ -n "$sp" ] && export LD_LIBRARY_PATH=$sp/cudnn/lib:$sp/cuda_nvrtc/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 store=$OUT/runs.db
+local_service=(--local-service-arg="--workers-per-gpu=${WORKERS_PER_GPU:-4}")
 log() { echo "== $(date -u +%H:%M:%S) $*"; }
 
 python3 scripts/bench/scripted_student.py --port "$port" >"$OUT/student_model.log" 2>&1 &
@@ -36,7 +38,7 @@ cat >"$OUT/student.json" <<EOF
  "trajectories_per_tag": 1, "num_turns": 2, "concurrency": 4, "eval_options": {"trials": 1}, "service": "local"}
 EOF
 log "student run"
-"$bin/ptxbench" run --config "$OUT/student.json" --store "$store" --runs-dir "$OUT/runs" >"$OUT/student_run.log" 2>&1
+"$bin/ptxbench" run --config "$OUT/student.json" --store "$store" --runs-dir "$OUT/runs" "${local_service[@]}" >"$OUT/student_run.log" 2>&1
 tail -2 "$OUT/student_run.log"
 student=$(python3 -c "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute(\"SELECT id FROM runs WHERE model='scripted-student' ORDER BY created_at DESC LIMIT 1\").fetchone()[0])" "$store")
 
@@ -49,7 +51,7 @@ cat >"$OUT/repair.json" <<EOF
  "repair_from": {"file": "$OUT/seeds.jsonl"}}
 EOF
 log "repair run (expert policy)"
-"$bin/ptxbench" run --config "$OUT/repair.json" --store "$store" --runs-dir "$OUT/runs" >"$OUT/repair_run.log" 2>&1
+"$bin/ptxbench" run --config "$OUT/repair.json" --store "$store" --runs-dir "$OUT/runs" "${local_service[@]}" >"$OUT/repair_run.log" 2>&1
 tail -2 "$OUT/repair_run.log"
 
 for s in 1 2 3 4 5 6; do

@@ -8,7 +8,8 @@
 #             local service (the SIMT fixtures stand in for experts), with each verdict's cuDNN time
 #   torch     PyTorch's ways to run the same shapes (scripts/bench/torch_gqa.py), for the baseline
 #   scripts/bench/heldout_gqa.sh        (PTXBENCH_BIN: build/bin; OUT: /tmp/ptxbench-heldout-gqa;
-#                                        SECTIONS: "tests suites expert torch"; PYTHON: python3)
+#                                        SECTIONS: "tests suites expert torch"; PYTHON: python3;
+#                                        WORKERS_PER_GPU: the expert run's local service, 3)
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 1
@@ -46,6 +47,7 @@ for section in ${SECTIONS:-tests suites expert torch}; do
     expert)
       log "expert policy over heldout-gqa"
       "$bin/ptxbench" run --config configs/heldout_gqa_expert.json --store "$OUT/runs.db" --runs-dir "$OUT/runs" \
+        --local-service-arg="--workers-per-gpu=${WORKERS_PER_GPU:-3}" \
         >"$OUT/expert_run.log" 2>&1
       echo "rc=$?" >>"$OUT/expert_run.log"
       tail -n 6 "$OUT/expert_run.log" | tee -a "$OUT/heldout_gqa.log"
