@@ -209,7 +209,12 @@ bool Evaluator::prepare(Evaluation& e) {
   }
   PTXB_CUDA_CALL(cudaSetDevice(o.device));
   GpuInfo gpu = query_gpu(o.device);
-  e.v.environment = Environment{gpu_record(gpu), PTXBENCH_VERSION, m_compiler.nvcc_version(), o.record()};
+  Environment env;
+  env.gpu = gpu_record(gpu);
+  env.ptxbench_version = PTXBENCH_VERSION;
+  env.nvcc = m_compiler.nvcc_version();
+  env.options = o.record();
+  e.v.environment = std::move(env);
   if (gpu.arch() != m_options.compile.arch) {
     e.v.status = Status::INFRA_ERROR;
     e.v.message = "this host's GPU is " + gpu.arch() + ", the evaluation targets " + m_options.compile.arch;

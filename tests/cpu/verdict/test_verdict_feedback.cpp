@@ -97,7 +97,12 @@ TEST(Feedback, PassedShowsMechanismsAndSpeedup) {
   r.counts.tma = 20;
   r.mechanisms = *v.runtime_mechanisms;
   TimingSection& t = v.stages.timing.emplace();
-  t.policy = TimingPolicyRecord{10, 50, 3, 1, 2.0, true, "", "", ""};
+  TimingPolicyRecord& policy = t.policy.emplace();
+  policy.warmup_calls = 10;
+  policy.timed_calls = 50;
+  policy.trials = 3;
+  policy.interleave_calls = 1;
+  policy.l2_flush_factor = 2.0;
   TimingResult& result = t.result.emplace();
   result.candidate.mean_us = 812.5;
   result.candidate.spread = 0.004;
