@@ -53,6 +53,8 @@ std::optional<Failure> run_trials(const EvalInputs& in, EvalRunners& runners, Co
   // Device work that belongs to no call (launched at load time, say) is work no time accounts for.
   RunnerReply activity = runners.candidate->request(spans_request(), in.options.call_timeout_s);
   if (!activity.spans) return Failure{Status::RUNTIME_ERROR, "the runner's reply to a spans request carried none"};
+  // Lost records could have held device work outside the calls: the stray check below is then blind.
+  if (activity.spans->dropped_records > 0) return lost_activity_records(activity.spans->dropped_records, "in the correctness calls");
   if (!activity.spans->stray.empty())
     return Failure{Status::TIMING_ANOMALY, "device work ran outside every call: " + activity.spans->stray.front()};
   return std::nullopt;

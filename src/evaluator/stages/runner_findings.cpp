@@ -1,5 +1,7 @@
 #include "evaluator/stages/runner_findings.h"
 
+#include <fmt/format.h>
+
 #include <vector>
 
 namespace ptxbench {
@@ -40,6 +42,14 @@ std::string check_message(const OutputCheck& check, int trial, TrialPhase phase)
              (t.beyond_outlier_bound ? ", " + std::to_string(t.beyond_outlier_bound) + " of them beyond the outlier bound" : "") +
              " (" + to_string(phase) + " trial " + std::to_string(trial) + ")";
   return "outputs differ from the reference";
+}
+
+Failure lost_activity_records(uint64_t dropped, const std::string& when) {
+  return Failure{Status::TIMING_ANOMALY,
+                 fmt::format("the candidate's runner lost {} device activity records {}: its calls launched more device "
+                             "work than can be recorded (or its report was tampered with), so the device work it did "
+                             "is unknown",
+                             dropped, when)};
 }
 
 }  // namespace ptxbench

@@ -1,7 +1,5 @@
 #include "evaluator/stages/timing_trials.h"
 
-#include <fmt/format.h>
-
 #include <cmath>
 #include <map>
 
@@ -133,14 +131,7 @@ std::optional<Failure> close_trial(TimingRun& run, int trial, const TrialCalls& 
   run.rec.stray = report.spans->stray;
   if (!report.spans->stray.empty())
     return Failure{Status::TIMING_ANOMALY, "device work ran outside the timed calls: " + report.spans->stray.front()};
-  // The count comes from the candidate's process, and only its calls can flood the recorder: a
-  // drop is the candidate's doing (or its forgery), never our failure (an INFRA_ERROR would be
-  // re-run without charge). The trusted runner's drops stay ours (trusted_runners.cpp).
-  if (report.spans->dropped_records > 0)
-    return Failure{Status::TIMING_ANOMALY,
-                   fmt::format("the candidate's runner lost {} device activity records: its calls launched more device work "
-                               "than the timing can record (or its report was tampered with), so its time is unknown",
-                               report.spans->dropped_records)};
+  if (report.spans->dropped_records > 0) return lost_activity_records(report.spans->dropped_records, "in a timing trial");
   std::vector<double> spans;
   if (auto f = candidate_spans(run, trial, report, calls, spans)) return f;
   std::vector<double> base_spans = trusted_spans(run.ask_baseline(spans_request()), calls.base_index, run.baseline_name);
