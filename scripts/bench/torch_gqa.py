@@ -19,10 +19,11 @@ Each call is bracketed by its own events after warm-up; the median is reported.
 import argparse
 import inspect
 import json
-import statistics
 
 import torch
 import torch.nn.functional as F
+
+from torch_sdpa import time_calls  # the same CUDA-event timing as the MHA comparison
 
 D = 128
 CLASSES = {  # definition: (paged, causal, Hq, Hkv, released totals: batch, total_q, total_kv, num_pages)
@@ -48,19 +49,6 @@ def default_layout(name):
     kv = stand_in_lengths(b, tkv, 1 if paged else 2)
     q = [1] * b if not causal else (kv if not paged else [tq])
     return {"workload": "stand-in (released totals)", "q_lens": q, "kv_lens": kv, "num_pages": pages}
-
-
-def time_calls(fn, iters, warmup):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    events = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)) for _ in range(iters)]
-    for start, end in events:
-        start.record()
-        fn()
-        end.record()
-    torch.cuda.synchronize()
-    return statistics.median(start.elapsed_time(end) for start, end in events)
 
 
 def make_problem(name, layout):
