@@ -17,7 +17,9 @@
 # $OUT or /tmp/ptxbench-eval-throughput  --bin build/bin (or $PTXBENCH_BIN)  --device 0
 # --sanitize-timeout 8 --call-timeout 5 (as scripts/service_load.sh; the service's defaults, 120
 # and 30 s, make each hang cost minutes)  --phase-limit 0 (seconds; a phase still running then is cut
-# and summarised from its verdicts so far)  --start-timeout 300  --keep-cache  --fake (no GPU:
+# and summarised from its verdicts so far)  --start-timeout 300  --check-workers N (serve's check
+# workers, which run each task's compile stage on the CPU first; default: serve's own; 0 = every
+# stage on the GPU workers, as before the check lane)  --keep-cache  --fake (no GPU:
 # `serve --fake-gpus 1`, a plumbing check; the numbers mean nothing)  --quick (= --workers 1,4
 # --submissions 6 --phase-limit 60 unless given).
 # Duration: on one H200 the GEMM fixture mix ran at ~14-22 evaluations/min with 4 workers
@@ -36,7 +38,7 @@ cd "$root" || exit 1
 
 usage() { awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; }
 WORKERS='' SUBMISSIONS='' CLIENTS=0 OUT_DIR=${OUT:-/tmp/ptxbench-eval-throughput} BIN=${PTXBENCH_BIN:-build/bin}
-DEVICE=0 SANITIZE_TIMEOUT=8 CALL_TIMEOUT=5 PHASE_LIMIT='' START_TIMEOUT=300 KEEP_CACHE=0 FAKE=0 QUICK=0
+DEVICE=0 SANITIZE_TIMEOUT=8 CALL_TIMEOUT=5 PHASE_LIMIT='' START_TIMEOUT=300 KEEP_CACHE=0 FAKE=0 QUICK=0 CHECK_WORKERS=
 need_value() { [ $# -ge 2 ] && [ -n "$2" ] || { echo "eval_throughput: $1 needs a value" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -50,6 +52,7 @@ while [ $# -gt 0 ]; do
     --call-timeout) need_value "$@"; CALL_TIMEOUT=$2; shift ;;
     --phase-limit) need_value "$@"; PHASE_LIMIT=$2; shift ;;
     --start-timeout) need_value "$@"; START_TIMEOUT=$2; shift ;;
+    --check-workers) need_value "$@"; CHECK_WORKERS=$2; shift ;;
     --keep-cache) KEEP_CACHE=1 ;;
     --fake) FAKE=1 ;;
     --quick) QUICK=1 ;;
@@ -62,7 +65,7 @@ if [ $QUICK = 1 ]; then
   WORKERS=${WORKERS:-1,4} SUBMISSIONS=${SUBMISSIONS:-6} PHASE_LIMIT=${PHASE_LIMIT:-60}
 fi
 WORKERS=${WORKERS:-1,2,4,8} SUBMISSIONS=${SUBMISSIONS:-48} PHASE_LIMIT=${PHASE_LIMIT:-0}
-for v in "$SUBMISSIONS" "$CLIENTS" "$DEVICE" "$PHASE_LIMIT" "$START_TIMEOUT" ${WORKERS//,/ }; do
+for v in "$SUBMISSIONS" "$CLIENTS" "$DEVICE" "$PHASE_LIMIT" "$START_TIMEOUT" ${CHECK_WORKERS:-0} ${WORKERS//,/ }; do
   [[ $v =~ ^[0-9]+$ ]] || { echo "eval_throughput: '$v' is not a whole number" >&2; exit 2; }
 done
 [ "$SUBMISSIONS" -gt 0 ] || { echo "eval_throughput: --submissions must be positive" >&2; exit 2; }
@@ -119,6 +122,7 @@ py mix --bin "$BIN" --submissions "$SUBMISSIONS" --out "$OUT_DIR/mix" "${fake_fl
 start_service() {
   local w=$1 cache=$2 dir=$3 gpus=(--gpus 1)
   [ $FAKE = 1 ] && gpus=(--fake-gpus 1)
+  [ -n "$CHECK_WORKERS" ] && gpus+=(--check-workers "$CHECK_WORKERS")
   mkdir -p "$dir" "$cache"
   port=$(free_port)
   url=http://127.0.0.1:$port
@@ -197,7 +201,7 @@ run_phase() {
   write_phase "$dir" name="\"$name\"" workers="$w" cache="\"$label\"" submissions="$SUBMISSIONS" clients="$clients" \
     device="$DEVICE" gpu="\"$gpu_name\"" fake="$([ $FAKE = 1 ] && echo true || echo false)" \
     start_s="${3:-}" cut="$cut" ended_at="$ended" service_restarted="${4:-false}" load_rc="$rc" phase_limit_s="$PHASE_LIMIT" \
-    sanitize_timeout="$SANITIZE_TIMEOUT" call_timeout="$CALL_TIMEOUT"
+    sanitize_timeout="$SANITIZE_TIMEOUT" call_timeout="$CALL_TIMEOUT" check_workers="${CHECK_WORKERS:-\"default\"}"
   phase_cut=$cut
   # 1: some verdict not as expected (reported, not fatal); 2 or 3: the load could not run.
   if [ $cut = false ] && [ "$rc" -gt 1 ]; then log "$name: suite load failed (exit $rc; see $dir/load.log)"; failed=1; fi

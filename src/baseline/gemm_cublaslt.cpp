@@ -1,15 +1,9 @@
 #include "baseline/gemm_cublaslt.h"
 
-#include "common/error.h"
+#include "gpu/checked_call.h"
 
-#define PTXB_CUBLAS_CALL(expr)                                                                  \
-  do {                                                                                          \
-    cublasStatus_t ptxb_status_ = (expr);                                                       \
-    if (ptxb_status_ != CUBLAS_STATUS_SUCCESS)                                                  \
-      ::ptxbench::detail::throw_call_error("cuBLASLt", ptxb_status_,                            \
-                                           cublasLtGetStatusName(ptxb_status_), #expr,          \
-                                           __FILE__, __LINE__);                                 \
-  } while (0)
+#define PTXB_CUBLAS_CALL(expr) \
+  PTXB_CHECKED_CALL("cuBLASLt", cublasStatus_t, CUBLAS_STATUS_SUCCESS, cublasLtGetStatusName, (expr), #expr)
 
 namespace ptxbench {
 namespace {

@@ -13,6 +13,7 @@
 #include "definitions/catalog.h"
 #include "evaluator/evaluator.h"
 #include "gpu/gpu_info.h"
+#include "verdict/compile_section.h"
 
 namespace ptxbench::cli {
 namespace {
@@ -28,7 +29,7 @@ int compile_cuda(const std::string& file, CompileOptions o, bool json) {
   r.log = name_user_file(r.log, file);
   r.message = name_user_file(r.message, file);
   if (json) {
-    ordered_json j = to_json(r);
+    ordered_json j = compile_section(r);  // as the verdict writes it
     j["language"] = to_string(CandidateLanguage::cuda);
     j["artifacts"] = r.dir.string();
     fmt::print("{}\n", j.dump(2));
@@ -101,7 +102,7 @@ int compile_triton(const std::string& file, TritonCheckOptions o, const std::str
       triton_build_here(source, definition, workload, o.arch, r.ok(), triton.has_value(), no_build);
   const bool ok = r.ok() && (!build || build->built);
   if (json) {
-    ordered_json j = to_json(r);
+    ordered_json j = compile_section(r);  // as the verdict writes it
     j["language"] = to_string(CandidateLanguage::triton);
     j["python"] = checker.python().version;
     j["triton_installed"] = triton ? ordered_json(*triton) : ordered_json(nullptr);

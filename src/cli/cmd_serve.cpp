@@ -47,6 +47,7 @@ struct ServeArgs {
   std::string listen = "127.0.0.1:8742", db, gpus = "auto";
   std::string queue, redis_password_file, host, arch = "sm_90a";
   int fake_gpus = 0, workers_per_gpu = 1;
+  int check_workers = -1;  // -1: a quarter of the cores, 1 to 4, with GPUs of this host; else 0
   double lease = 120, retention_hours = 24 * 7;
   double sanitize_timeout = 0, call_timeout = 0;  // 0: the evaluator's defaults
   std::string sass_tool = "ncu";
@@ -90,6 +91,11 @@ WorkerPoolConfig worker_pool_config(const ServeArgs& a, const QueueConfig& queue
   pool_config.queue = queue_config;
   pool_config.lease_s = a.lease;
   pool_config.workers_per_gpu = a.workers_per_gpu;
+  // By default only beside real GPU workers: a check worker compiles with this host's toolchain,
+  // which must be the GPU workers' (a front door's --gpus 0 may have another, or none).
+  pool_config.check_workers = a.check_workers >= 0 ? a.check_workers
+                              : a.fake_gpus > 0 || a.gpus == "0" ? 0
+                                                  : static_cast<int>(std::clamp(std::thread::hardware_concurrency() / 4, 1u, 4u));
   // Workers sharing a GPU share its memory budget for cached workload states.
   pool_config.worker_args.insert(pool_config.worker_args.end(),
                                  {"--state-budget-fraction", std::to_string(0.5 / std::max(1, a.workers_per_gpu))});
@@ -159,6 +165,7 @@ int serve(const ServeArgs& a) {
   ServiceApiOptions api_options;
   api_options.admission = {a.max_queued, a.client_quota};
   api_options.token = token;
+  api_options.entry_lane = pool_config.check_workers > 0 ? TaskLane::check : TaskLane::gpu;
   ServiceApi api(catalog, queue_config, api_options, [&pool] { return pool.status(); });
   HttpServerOptions http;
   http.host = host;
@@ -169,9 +176,10 @@ int serve(const ServeArgs& a) {
   pool.start();
   server.start();
   std::size_t workers = pool_config.devices.size() * static_cast<std::size_t>(std::max(1, a.workers_per_gpu));
-  fmt::print("ptxbench service listening on http://{} ({} GPU{}, {} {}worker{}, queue {}, {} task{} recovered)\n",
+  fmt::print("ptxbench service listening on http://{} ({} GPU{}, {} {}worker{}, {} check worker{}, queue {}, {} task{} recovered)\n",
              server.address(), pool_config.devices.size(), pool_config.devices.size() == 1 ? "" : "s", workers,
-             pool_config.fake ? "fake " : "", workers == 1 ? "" : "s", queue_config.describe(), recovered, recovered == 1 ? "" : "s");
+             pool_config.fake ? "fake " : "", workers == 1 ? "" : "s", pool_config.check_workers,
+             pool_config.check_workers == 1 ? "" : "s", queue_config.describe(), recovered, recovered == 1 ? "" : "s");
   std::fflush(stdout);
   spdlog::info("listening on http://{}{}; queue bound {}, client quota {} (0: none)", server.address(),
                token ? " (access token required)" : "", a.max_queued, a.client_quota);
@@ -207,6 +215,7 @@ struct WorkerArgs {
   std::string sass_tool = "ncu";
   unsigned compare_threads = 0;
   int device = 0;
+  std::string lane = "gpu";
   double lease = 120;
   int64_t max_attempts = 3;
   bool fake = false;
@@ -217,12 +226,13 @@ struct WorkerArgs {
 int worker(const WorkerArgs& a) {
   if (a.queue.empty() && a.db.empty()) throw InputError("worker", "give the queue: --db FILE (SQLite) or --queue redis://HOST:PORT");
   if (::fcntl(a.log_fd, F_GETFD) < 0) throw InputError("worker", "--log-fd " + std::to_string(a.log_fd) + " is not an open descriptor");
-  init_service_log(a.name.empty() ? "gpu" + std::to_string(a.device) : a.name, a.log_level, a.log_fd);
+  const bool check = a.lane == "check";
+  init_service_log(!a.name.empty() ? a.name : check ? "check0" : "gpu" + std::to_string(a.device), a.log_level, a.log_fd);
   install_stop_handlers();
   Catalog catalog = Catalog::load(data_root());
   std::unique_ptr<EvalBackend> backend;
   if (a.fake) {
-    backend = std::make_unique<FakeEvalBackend>(a.device, a.gpu_lock);
+    backend = std::make_unique<FakeEvalBackend>(check ? -1 : a.device, a.gpu_lock);
   } else {
     EvalOptions base;
     base.device = a.device;
@@ -238,14 +248,14 @@ int worker(const WorkerArgs& a) {
   WorkerConfig config;
   config.queue = queue_config_from(a.queue, a.db, a.redis_password_file, a.host, a.arch, a.lease);
   config.queue.max_attempts = a.max_attempts;
-  config.name = a.name.empty() ? "gpu" + std::to_string(a.device) : a.name;
-  config.device = a.device;
+  config.name = !a.name.empty() ? a.name : check ? "check0" : "gpu" + std::to_string(a.device);
+  config.device = check ? -1 : a.device;
   config.lease_s = a.lease;
   config.max_attempts = a.max_attempts;
   // Across hosts a task that failed on this one goes to another first (Redis); on one host serve
   // passes its window when it has several GPUs.
   config.avoid_window_s = a.avoid_window >= 0 ? a.avoid_window : config.queue.redis() ? 60 : 0;
-  return run_worker(config, *backend, catalog, g_stop);
+  return check ? run_check_worker(config, *backend, catalog, g_stop) : run_worker(config, *backend, catalog, g_stop);
 }
 
 }  // namespace
@@ -265,6 +275,10 @@ void register_serve(CLI::App& app, Action& action) {
   serve_cmd->add_option("--workers-per-gpu", s.workers_per_gpu, "worker processes per GPU: untimed stages overlap, timing runs alone")
       ->check(CLI::Range(1, 16))
       ->capture_default_str();
+  serve_cmd->add_option("--check-workers", s.check_workers,
+                        "CPU workers that run each new task's compile stage first, so that its COMPILE_ERROR, BANNED_API or "
+                        "ABI_ERROR never waits for a GPU worker (default: a quarter of the cores, 1 to 4; 0 with --fake-gpus or --gpus 0)")
+      ->check(CLI::Range(0, 64));
   add_timeout_options(serve_cmd, s.sanitize_timeout, s.call_timeout);
   serve_cmd->add_option("--avoid-window", s.avoid_window, "with several GPUs: seconds a task that failed on one GPU is left to the others")
       ->capture_default_str();
@@ -290,6 +304,9 @@ void register_serve(CLI::App& app, Action& action) {
   worker_cmd->add_option("--db", w.db, "queue database (SQLite; or --queue)");
   add_queue_options(worker_cmd, w.queue, w.redis_password_file, w.host, w.arch);
   worker_cmd->add_option("--device", w.device, "CUDA device index")->capture_default_str();
+  worker_cmd->add_option("--lane", w.lane, "gpu: whole evaluations; check: compile stages only, on the CPU (a check worker)")
+      ->check(CLI::IsMember({"check", "gpu"}))
+      ->capture_default_str();
   worker_cmd->add_option("--name", w.name, "worker name (claim owner; default gpuN)");
   worker_cmd->add_option("--lease", w.lease, "claim lease seconds")->capture_default_str();
   worker_cmd->add_option("--max-attempts", w.max_attempts, "tries before a task is given up as INFRA_ERROR")->capture_default_str();

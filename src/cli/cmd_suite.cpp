@@ -27,9 +27,6 @@ struct Args {
   bool json = false;  ///< materialize --json
 };
 
-// Statuses the compile stage gives, before any GPU work: a host without a GPU decides these too.
-bool decided_before_gpu(Status s) { return s == Status::COMPILE_ERROR || s == Status::BANNED_API || s == Status::ABI_ERROR; }
-
 int run_suite(const Args& a) {
   CandidateSuite suite = load_suite(a.suite);
   for (const auto& name : a.only)
@@ -52,7 +49,8 @@ int run_suite(const Args& a) {
       ++ran;
       std::string note;
       const bool gpu_missing = !no_gpu.empty() && v.status == Status::INFRA_ERROR;
-      if (gpu_missing && !decided_before_gpu(c.expect.status) && c.expect.status != Status::INFRA_ERROR) {
+      // The compile stage's statuses need no GPU: a host without one decides these too.
+      if (gpu_missing && !is_compile_stage(c.expect.status) && c.expect.status != Status::INFRA_ERROR) {
         ++skipped;
         note = "SKIPPED (no GPU)";
       } else {

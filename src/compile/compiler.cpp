@@ -282,38 +282,4 @@ CompileResult Compiler::compile(const std::string& source) const {
   return r;
 }
 
-ordered_json to_json(const CompileResult& r) {
-  ordered_json j;
-  j["status"] = to_string(r.status);
-  j["message"] = r.message;
-  if (r.binding) j["binding"] = to_string(*r.binding);
-  j["arch"] = r.arch;
-  j["key"] = r.key;
-  j["cache_hit"] = r.cache_hit;
-  j["seconds"] = r.seconds;
-  j["kernels"] = r.kernels;
-  ordered_json families = ordered_json::object();
-  for (const auto& [k, v] : r.ptx.families) families[k] = v;
-  j["ptx"] = {{"instructions", r.ptx.instructions}, {"families", families}};
-  ordered_json res = ordered_json::array();
-  for (const auto& k : r.ptxas.kernels)
-    res.push_back({{"name", k.name},
-                   {"registers", k.registers},
-                   {"barriers", k.barriers},
-                   {"smem_bytes", k.smem_bytes},
-                   {"stack_frame_bytes", k.stack_frame_bytes},
-                   {"spill_store_bytes", k.spill_store_bytes},
-                   {"spill_load_bytes", k.spill_load_bytes}});
-  j["ptxas"] = {{"kernels", res}, {"warnings", r.ptxas.warnings}};
-  ordered_json findings = ordered_json::array();
-  for (const auto& f : r.source_findings)
-    findings.push_back({{"rule", f.rule}, {"line", f.line}, {"text", f.excerpt}, {"reason", f.reason}});
-  for (const auto& b : r.binary.banned)
-    findings.push_back({{"rule", b.rule}, {"symbol", b.symbol}, {"reason", b.reason}});
-  j["banned"] = findings;
-  constexpr std::size_t kLogLimit = 16384;
-  j["log"] = r.log.size() > kLogLimit ? r.log.substr(0, kLogLimit) + "\n[... truncated ...]" : r.log;
-  return j;
-}
-
 }  // namespace ptxbench

@@ -68,8 +68,6 @@ struct CompileResult {
   [[nodiscard]] fs::path ptx_file() const { return dir / "candidate.ptx"; }
 };
 
-ordered_json to_json(const CompileResult& r);
-
 class Compiler {
  public:
   explicit Compiler(CompileOptions options = {});

@@ -173,6 +173,17 @@ Verdict Evaluator::evaluate_source(const std::string& definition, const std::str
   return v;
 }
 
+std::optional<Verdict> Evaluator::check_source(const std::string& definition, const std::string& workload,
+                                               const std::string& source, const std::optional<EvalOptions>& options,
+                                               CandidateLanguage language) {
+  auto start = std::chrono::steady_clock::now();
+  Evaluation e;
+  begin(e, definition, workload, options);
+  if (language == CandidateLanguage::triton ? check(e, source) : compile(e, source)) return std::nullopt;
+  e.v.wall_seconds = seconds_since(start);
+  return e.v;
+}
+
 TritonBuildOnly Evaluator::build_triton_source(const std::string& definition, const std::string& workload,
                                                const std::string& source) {
   auto start = std::chrono::steady_clock::now();

@@ -45,6 +45,13 @@ class Evaluator {
                           const std::optional<EvalOptions>& options = std::nullopt,
                           CandidateLanguage language = CandidateLanguage::cuda);
 
+  /// The compile stage alone, as evaluate_source runs it, touching no GPU (a service's check
+  /// worker): the verdict when the candidate fails it (COMPILE_ERROR, BANNED_API, ABI_ERROR),
+  /// nullopt when it passes. A CUDA candidate's build stays in the compile cache for the GPU worker.
+  std::optional<Verdict> check_source(const std::string& definition, const std::string& workload, const std::string& source,
+                                      const std::optional<EvalOptions>& options = std::nullopt,
+                                      CandidateLanguage language = CandidateLanguage::cuda);
+
   /// A Triton candidate's compile stage as an evaluation runs it on this GPU host: the static
   /// checks, the build pass on the workload's tensors (Triton compiles every kernel for the GPU),
   /// the static SASS of the cubins; nothing runs after it (`ptxbench compile FILE.py --definition D`).

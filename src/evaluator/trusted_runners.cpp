@@ -44,7 +44,9 @@ void start_probe(const EvalInputs& in, EvalRunners& runners, HostState& host, Ru
   launch.readable = {probe.dir};
   launch.readable.insert(launch.readable.end(), in.build.python_dirs.begin(), in.build.python_dirs.end());
   WorkloadState::SharedTensors shared = runners.state->shared_tensors();
-  SetupRequest setup{probe.library().string(), shared.tensors};
+  SetupRequest setup;
+  setup.library = probe.library().string();
+  setup.tensors = shared.tensors;
   setup.triton = true;
   share_flush_buffer(in, host, setup, shared.fds);
   runners.probe.starting = start_trusted_runner(launch, std::move(setup), std::move(shared.fds), in.options.startup_timeout_s,

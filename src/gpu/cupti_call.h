@@ -1,18 +1,19 @@
 // Checking macro for CUPTI calls: a failure throws LibraryCallError naming CUPTI, file:line, the
-// call text and CUPTI's result string (the same shape as gpu/cuda_call.h).
+// call text and CUPTI's result string (gpu/checked_call.h, as gpu/cuda_call.h).
 #pragma once
 
 #include <cupti_result.h>
 
-#include "common/error.h"
+#include "gpu/checked_call.h"
 
-#define PTXB_CUPTI_CALL(expr)                                                                    \
-  do {                                                                                           \
-    CUptiResult ptxb_status_ = (expr);                                                           \
-    if (ptxb_status_ != CUPTI_SUCCESS) {                                                         \
-      const char* ptxb_text_ = nullptr;                                                          \
-      cuptiGetResultString(ptxb_status_, &ptxb_text_);                                           \
-      ::ptxbench::detail::throw_call_error("CUPTI", ptxb_status_, ptxb_text_ ? ptxb_text_ : "?", \
-                                           #expr, __FILE__, __LINE__);                           \
-    }                                                                                            \
-  } while (0)
+namespace ptxbench::detail {
+/// CUPTI's text of a result ("?" when it has none).
+inline const char* cupti_result_text(CUptiResult r) {
+  const char* text = nullptr;
+  cuptiGetResultString(r, &text);
+  return text ? text : "?";
+}
+}  // namespace ptxbench::detail
+
+#define PTXB_CUPTI_CALL(expr) \
+  PTXB_CHECKED_CALL("CUPTI", CUptiResult, CUPTI_SUCCESS, ::ptxbench::detail::cupti_result_text, (expr), #expr)

@@ -54,6 +54,21 @@ HealthReport FakeEvalBackend::check_health() {
   return h;
 }
 
+std::optional<Verdict> FakeEvalBackend::check(const EvalRequest& r) {
+  if (r.source.find("PTXB_FAKE_CHECK_CRASH") != std::string::npos) std::abort();
+  const std::optional<Status> status = parse_status(marker(r.source, "PTXB_FAKE_STATUS"));
+  if (!status || !is_compile_stage(*status)) return std::nullopt;
+  Verdict v;
+  v.status = *status;
+  v.message = "fake compile stage of a " + to_string(r.language) + " candidate on the CPU (no compiler used)";
+  v.definition = r.definition;
+  v.workload_label = r.workload;
+  v.started_at = utc_now_iso8601();
+  v.fake_backend = true;
+  v.extra["checked_by"] = "check worker";
+  return v;
+}
+
 Verdict FakeEvalBackend::evaluate(const EvalRequest& r) {
   if (r.source.find("PTXB_FAKE_BREAKS_GPU") != std::string::npos) m_broken = true;
   if (r.source.find("PTXB_FAKE_CRASH") != std::string::npos) std::abort();

@@ -42,6 +42,10 @@ class EvalBackend {
   virtual ~EvalBackend() = default;
   /// The verdict; never throws for a bad candidate (our own failures become INFRA_ERROR).
   virtual Verdict evaluate(const EvalRequest& request) = 0;
+  /// The compile stage alone, on the CPU (a check worker, TaskLane::check): the verdict of a
+  /// candidate that fails it, nullopt for one that passes on to a GPU worker. Never throws for a
+  /// bad candidate.
+  virtual std::optional<Verdict> check(const EvalRequest& request) = 0;
   /// A stand-in that measures nothing: the worker marks its own verdicts (INFRA_ERROR) as fake too.
   [[nodiscard]] virtual bool fake() const { return false; }
   /// Checks the GPU; run at worker start and after an evaluation that was killed or crashed.
@@ -50,7 +54,9 @@ class EvalBackend {
 
 /// Markers: PTXB_FAKE_STATUS=<STATUS> (default PASSED), PTXB_FAKE_SECONDS=<s> (default 0.05),
 /// PTXB_FAKE_SPEEDUP=<x> (a PASSED verdict's speedup, target instruction met),
-/// PTXB_FAKE_CRASH (the worker process aborts), PTXB_FAKE_HANG (never returns).
+/// PTXB_FAKE_CRASH (the worker process aborts), PTXB_FAKE_HANG (never returns). Its check stage
+/// fails a candidate whose status marker is a compile-stage one (COMPILE_ERROR, BANNED_API,
+/// ABI_ERROR) and passes every other; PTXB_FAKE_CHECK_CRASH aborts a check worker.
 /// PTXB_FAKE_BREAKS_GPU makes the next health check fail; $PTXBENCH_FAKE_SICK_DEVICES (comma list)
 /// names devices whose every health check fails.
 class FakeEvalBackend final : public EvalBackend {
@@ -59,6 +65,7 @@ class FakeEvalBackend final : public EvalBackend {
   /// then exclusive for a short "timing" part; the verdict records both intervals (epoch seconds).
   explicit FakeEvalBackend(int device, std::string gpu_lock = "") : m_device(device), m_gpu_lock(std::move(gpu_lock)) {}
   Verdict evaluate(const EvalRequest& request) override;
+  std::optional<Verdict> check(const EvalRequest& request) override;
   HealthReport check_health() override;
   [[nodiscard]] bool fake() const override { return true; }
 

@@ -70,6 +70,14 @@ class GpuEvalBackend final : public EvalBackend {
     return h;
   }
 
+  std::optional<Verdict> check(const EvalRequest& r) override {
+    try {
+      return m_evaluator.check_source(r.definition, r.workload, r.source, r.apply(m_evaluator.options()), r.language);
+    } catch (const std::exception& e) {
+      return infra_verdict(std::string("compile stage failed: ") + e.what());
+    }
+  }
+
   Verdict evaluate(const EvalRequest& r) override {
     try {
       return m_evaluator.evaluate_source(r.definition, r.workload, r.source, r.apply(m_evaluator.options()), r.language);

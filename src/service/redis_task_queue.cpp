@@ -67,7 +67,8 @@ end
   return text;
 }
 
-// ARGV: id, request, client_key, client, peer, max_queued, client_quota, now, arch.
+// ARGV: id, request, client_key, client, peer, max_queued, client_quota, now, the lane's stream name
+// (the arch, or <arch>:check), lane.
 constexpr const char* kEnqueue = R"lua(
 local id, request, ckey, client = ARGV[2], ARGV[3], ARGV[4], ARGV[5]
 if ckey ~= '' then
@@ -88,7 +89,7 @@ if tonumber(ARGV[7]) > 0 then
 end
 local entry = redis.call('XADD', P..':tasks:'..ARGV[10], '*', 'task', id)
 redis.call('HSET', P..':task:'..id, 'request', request, 'state', 'queued', 'attempts', 0, 'client', client, 'peer', ARGV[6],
-           'created_at', ARGV[9], 'client_key', ckey, 'entry', entry, 'arch', ARGV[10])
+           'created_at', ARGV[9], 'client_key', ckey, 'entry', entry, 'arch', ARGV[10], 'lane', ARGV[11])
 if ckey ~= '' then redis.call('SET', P..':key:'..ckey, id) end
 redis.call('HINCRBY', P..':states', 'queued', 1)
 redis.call('HINCRBY', P..':active', client, 1)
@@ -96,12 +97,15 @@ counter('submissions', 'accepted', 1)
 return {'accepted', id})lua";
 
 // ARGV: entry, consumer, host, device, now, lease_ms, avoid_window_s, other_host_ok, other_device_ok,
-// max_attempts, arch, gave_up_verdict. An empty entry: the pending entries (handed back, or held by
-// a worker whose lease may have passed), oldest first, tried in this one call (a poll costs one
-// round trip however many tasks are running); {'none'} when none could be claimed.
+// max_attempts, the lanes' stream names (space-separated, in the order tried), gave_up_verdict. An
+// entry belongs to the first lane. An empty entry: the pending entries of each lane (handed back,
+// or held by a worker whose lease may have passed), oldest first, tried in this one call (a poll
+// costs one round trip however many tasks are running); {'none'} when none could be claimed.
 constexpr const char* kClaim = R"lua(
 local consumer, host, device, now = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
-local stream, group = P..':tasks:'..ARGV[12], ARGV[12]
+local lanes = {}
+for name in string.gmatch(ARGV[12], '%S+') do lanes[#lanes + 1] = name end
+local stream, group
 local fields = {'state', 'attempts', 'avoid_host', 'avoid_device', 'requeued_at', 'entry'}
 local function try(entry)
   local e = redis.call('XRANGE', stream, entry, entry)
@@ -134,12 +138,32 @@ local function try(entry)
   move('queued', 'running')
   return {'claimed', id, redis.call('HGETALL', tk)}
 end
-if ARGV[2] ~= '' then return try(ARGV[2]) end
-for _, p in ipairs(redis.call('XPENDING', stream, group, '-', '+', 100)) do
-  local r = try(p[1])
-  if r[1] == 'claimed' then return r end
+for i, lane in ipairs(lanes) do
+  stream, group = P..':tasks:'..lane, lane
+  if ARGV[2] ~= '' then return try(ARGV[2]) end
+  for _, p in ipairs(redis.call('XPENDING', stream, group, '-', '+', 100)) do
+    local r = try(p[1])
+    if r[1] == 'claimed' then return r end
+  end
 end
 return {'none'})lua";
+
+// ARGV: id, worker, attempt, the gpu lane's stream name. A check-lane task moves to the gpu
+// lane's stream, queued, its attempts counted afresh.
+constexpr const char* kPassOn = R"lua(
+local id, tk = ARGV[2], P..':task:'..ARGV[2]
+if not current(id, tk, ARGV[3], ARGV[4]) then return 0 end
+local t = redis.call('HMGET', tk, 'entry', 'arch', 'lane')
+if t[3] ~= 'check' then return 0 end
+local from = P..':tasks:'..t[2]
+redis.call('XACK', from, t[2], t[1])
+redis.call('XDEL', from, t[1])
+local entry = redis.call('XADD', P..':tasks:'..ARGV[5], '*', 'task', id)
+redis.call('HSET', tk, 'state', 'queued', 'lane', 'gpu', 'arch', ARGV[5], 'entry', entry, 'attempts', 0, 'worker', '',
+           'note', 'compile stage passed')
+redis.call('DEL', P..':claim:'..id)
+move('running', 'queued')
+return 1)lua";
 
 // ARGV: id, worker, attempt, lease_ms.
 constexpr const char* kHeartbeat = R"lua(
@@ -164,7 +188,7 @@ if not current(id, tk, ARGV[3], ARGV[4]) then return 0 end
 back(id, tk, ARGV[5], ARGV[6], 'infra_error')
 return 1)lua";
 
-// One pending entry: ARGV: entry, arch, mode (expired | worker), worker, reason, now, max_attempts,
+// One pending entry: ARGV: entry, the lane's stream name, mode (expired | worker), worker, reason, now, max_attempts,
 // gave_up_verdict. "expired": back to the queue when running without a claim (its lease passed);
 // "worker": back to the queue (or given up) when running under `worker`.
 constexpr const char* kRecover = R"lua(
@@ -233,6 +257,7 @@ TaskRecord task_from_hash(const std::string& id, const std::map<std::string, std
   t.note = text(h, "note");
   t.client = text(h, "client");
   t.peer = text(h, "peer");
+  t.lane = parse_task_lane(text(h, "lane"));
   t.created_at = number(h, "created_at");
   t.started_at = number(h, "started_at");
   t.finished_at = number(h, "finished_at");
@@ -251,10 +276,12 @@ RedisTaskQueue::RedisTaskQueue(const QueueConfig& config)
       m_prefix(redis_key_prefix(config)),
       m_host(redis_host_name(config)),
       m_client(redis_connection_options(config)),
-      m_stream(m_client, m_prefix + ":tasks:" + config.arch, config.arch) {
+      m_stream(m_client, m_prefix + ":tasks:" + config.arch, config.arch),
+      m_check_stream(m_client, m_prefix + ":tasks:" + config.arch + ":check", config.arch + ":check") {
   if (m_config.arch.empty() || m_config.arch.find_first_of(": /") != std::string::npos)
     throw InputError("queue", "GPU arch '" + m_config.arch + "' is not a plain name like sm_90a");
   m_stream.ensure_group();
+  m_check_stream.ensure_group();
 }
 
 RedisReply RedisTaskQueue::script(const char* body, const std::vector<std::string>& args) {
@@ -279,10 +306,10 @@ std::string RedisTaskQueue::consumer(const std::string& worker) const {
 }
 
 Enqueued RedisTaskQueue::enqueue_once(const ordered_json& request, const std::string& client_key, const Submitter& submitter,
-                                      const AdmissionLimits& limits) {
+                                      const AdmissionLimits& limits, TaskLane lane) {
   RedisReply r = script(kEnqueue, {new_task_id(), request.dump(), client_key, submitter.client, submitter.peer,
                                    std::to_string(limits.max_queued), std::to_string(limits.client_quota), seconds_text(now()),
-                                   m_config.arch});
+                                   stream(lane).group(), to_string(lane)});
   const auto& a = r.as_array();
   const std::string& outcome = a.at(0).as_string();
   const std::string& value = a.at(1).as_string();
@@ -325,38 +352,50 @@ std::pair<bool, bool> RedisTaskQueue::elsewhere_healthy(int device) {
   return {other_host, other_device};
 }
 
-std::optional<Claim> RedisTaskQueue::try_claim(const std::string& entry, const std::string& who, double lease_s, int device,
-                                               double avoid_window_s, std::pair<bool, bool> elsewhere) {
+std::optional<Claim> RedisTaskQueue::try_claim(const std::string& lanes, const std::string& entry, const std::string& who,
+                                               double lease_s, int device, double avoid_window_s, std::pair<bool, bool> elsewhere) {
   auto [other_host, other_device] = elsewhere;
   const std::string lost = "its workers were lost " + std::to_string(m_config.max_attempts) + " times (killed, or their host gone)";
   const std::string gave_up = gave_up_verdict(lost, m_config.max_attempts);
   RedisReply r = script(kClaim, {entry, who, m_host, std::to_string(device), seconds_text(now()),
                                  std::to_string(lease_ms(lease_s)), seconds_text(avoid_window_s), other_host ? "1" : "0",
-                                 other_device ? "1" : "0", std::to_string(m_config.max_attempts), m_config.arch, gave_up});
+                                 other_device ? "1" : "0", std::to_string(m_config.max_attempts), lanes, gave_up});
   const auto& a = r.as_array();
   if (a.at(0).as_string() != "claimed") return std::nullopt;
   TaskRecord t = task_from_hash(a.at(1).as_string(), redis_hash_pairs(a.at(2)));
   return Claim{t, who, t.attempts, device};
 }
 
-std::optional<Claim> RedisTaskQueue::claim(const std::string& worker, double lease_s, int device, double avoid_window_s) {
+std::optional<Claim> RedisTaskQueue::claim(const std::string& worker, double lease_s, int device, double avoid_window_s,
+                                           TaskLane lane) {
   const std::string who = consumer(worker);
   beat(who, device);
   auto elsewhere = avoid_window_s > 0 ? elsewhere_healthy(device) : std::pair<bool, bool>{false, false};
+  // A gpu-lane claimer takes its own lane first, then the check lane; a check worker only its own.
+  const std::vector<TaskLane> order = lane == TaskLane::check ? std::vector{TaskLane::check} : std::vector{TaskLane::gpu, TaskLane::check};
   // Tasks handed back (an infrastructure error, a lost worker) or whose lease passed: oldest first,
-  // all in one script call (an empty entry).
-  if (auto c = try_claim("", who, lease_s, device, avoid_window_s, elsewhere)) return c;
-  std::vector<StreamEntry> fresh;
-  try {
-    fresh = m_stream.read_group(who, 1, 0);
-  } catch (const RedisError& e) {
-    if (e.code() != "NOGROUP") throw;
-    m_stream.ensure_group();  // a Redis that lost its data (no AOF): start the group again
-    fresh = m_stream.read_group(who, 1, 0);
+  // every lane in one script call (an empty entry).
+  std::string lanes;
+  for (TaskLane l : order) lanes += (lanes.empty() ? "" : " ") + stream(l).group();
+  if (auto c = try_claim(lanes, "", who, lease_s, device, avoid_window_s, elsewhere)) return c;
+  for (TaskLane from : order) {
+    RedisStreamQueue& s = stream(from);
+    std::vector<StreamEntry> fresh;
+    try {
+      fresh = s.read_group(who, 1, 0);
+    } catch (const RedisError& e) {
+      if (e.code() != "NOGROUP") throw;
+      s.ensure_group();  // a Redis that lost its data (no AOF): start the group again
+      fresh = s.read_group(who, 1, 0);
+    }
+    for (const auto& e : fresh)
+      if (auto c = try_claim(s.group(), e.id, who, lease_s, device, avoid_window_s, elsewhere)) return c;
   }
-  for (const auto& e : fresh)
-    if (auto c = try_claim(e.id, who, lease_s, device, avoid_window_s, elsewhere)) return c;
   return std::nullopt;
+}
+
+bool RedisTaskQueue::pass_on(const Claim& c) {
+  return script(kPassOn, {c.task.id, c.worker, std::to_string(c.token), m_stream.group()}).as_integer() == 1;
 }
 
 bool RedisTaskQueue::heartbeat(const Claim& c, double lease_s) {
@@ -377,9 +416,10 @@ bool RedisTaskQueue::requeue(const Claim& c, const std::string& reason, int64_t 
 
 int64_t RedisTaskQueue::recover_expired() {
   int64_t n = 0;
-  for (const auto& p : m_stream.pending_entries(1000))
-    n += script(kRecover, {p.id, m_config.arch, "expired", "", "lease expired (worker lost)", seconds_text(now()), "0", ""})
-             .as_integer();
+  for (TaskLane lane : {TaskLane::gpu, TaskLane::check})
+    for (const auto& p : stream(lane).pending_entries(1000))
+      n += script(kRecover, {p.id, stream(lane).group(), "expired", "", "lease expired (worker lost)", seconds_text(now()), "0", ""})
+               .as_integer();
   return n;
 }
 
@@ -389,9 +429,11 @@ int64_t RedisTaskQueue::recover_worker(const std::string& worker, const std::str
   const std::string who = consumer(worker);
   const std::string gave_up = gave_up_verdict(reason, max_attempts);
   int64_t n = 0;
-  for (const auto& p : m_stream.pending_entries(1000, who))
-    n += script(kRecover, {p.id, m_config.arch, "worker", who, reason, seconds_text(now()), std::to_string(max_attempts), gave_up})
-             .as_integer();
+  for (TaskLane lane : {TaskLane::gpu, TaskLane::check})
+    for (const auto& p : stream(lane).pending_entries(1000, who))
+      n += script(kRecover, {p.id, stream(lane).group(), "worker", who, reason, seconds_text(now()), std::to_string(max_attempts),
+                             gave_up})
+               .as_integer();
   return n;
 }
 

@@ -28,8 +28,10 @@ class RedisTaskQueue final : public TaskQueue {
   explicit RedisTaskQueue(const QueueConfig& config);
 
   Enqueued enqueue_once(const ordered_json& request, const std::string& client_key, const Submitter& submitter = {},
-                        const AdmissionLimits& limits = {}) override;
-  std::optional<Claim> claim(const std::string& worker, double lease_s, int device = -1, double avoid_window_s = 0) override;
+                        const AdmissionLimits& limits = {}, TaskLane lane = TaskLane::gpu) override;
+  std::optional<Claim> claim(const std::string& worker, double lease_s, int device = -1, double avoid_window_s = 0,
+                             TaskLane lane = TaskLane::gpu) override;
+  bool pass_on(const Claim& c) override;
   bool heartbeat(const Claim& c, double lease_s) override;
   bool complete(const Claim& c, const Verdict& verdict) override;
   bool requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const Verdict& final_verdict) override;
@@ -56,14 +58,19 @@ class RedisTaskQueue final : public TaskQueue {
   void beat(const std::string& consumer, int device);
   /// Whether a healthy, live GPU exists on another host / on this host other than `device`.
   std::pair<bool, bool> elsewhere_healthy(int device);
-  /// One new entry (or, with "", the pending ones, oldest first): try to claim its task for `consumer`.
-  std::optional<Claim> try_claim(const std::string& entry, const std::string& consumer, double lease_s, int device,
-                                 double avoid_window_s, std::pair<bool, bool> elsewhere);
+  /// One new entry of the first of `lanes` (or, with "", the pending ones of each lane, oldest
+  /// first): try to claim its task for `consumer`. `lanes`: stream names, space-separated.
+  std::optional<Claim> try_claim(const std::string& lanes, const std::string& entry, const std::string& consumer, double lease_s,
+                                 int device, double avoid_window_s, std::pair<bool, bool> elsewhere);
+  /// A lane's stream (P:tasks:<arch>, and P:tasks:<arch>:check for the check lane); its consumer
+  /// group, and the `arch` field of its tasks' hashes, are named by the part after "tasks:".
+  RedisStreamQueue& stream(TaskLane lane) { return lane == TaskLane::check ? m_check_stream : m_stream; }
 
   QueueConfig m_config;
   std::string m_prefix, m_host;
   RedisClient m_client;
-  RedisStreamQueue m_stream;
+  RedisStreamQueue m_stream;        ///< the gpu lane
+  RedisStreamQueue m_check_stream;  ///< the check lane
   std::map<std::string, std::chrono::steady_clock::time_point> m_last_beat;
   std::map<const char*, std::string> m_script_sha;  ///< script body (its constant) -> SCRIPT LOAD's SHA1
 };

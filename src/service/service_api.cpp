@@ -90,6 +90,7 @@ struct ServiceApi::Submission {
 ordered_json task_json(const TaskRecord& t) {
   ordered_json j = {{"id", t.id},
                     {"state", to_string(t.state)},
+                    {"lane", to_string(t.lane)},
                     {"definition", t.request.value("definition", "")},
                     {"attempts", t.attempts},
                     {"created_at", t.created_at}};
@@ -211,7 +212,7 @@ HttpResponse ServiceApi::admit(const HttpRequest& r, Submission& s) {
   }
   Enqueued e;
   try {
-    e = queue().enqueue_once(req.to_json(), key, Submitter{s.client, s.peer}, m_options.admission);
+    e = queue().enqueue_once(req.to_json(), key, Submitter{s.client, s.peer}, m_options.admission, m_options.entry_lane);
   } catch (const InputError& err) {
     return error(409, err.what());
   }
@@ -266,7 +267,9 @@ HttpResponse ServiceApi::definitions() const {
 }
 
 HttpResponse ServiceApi::health() {
-  ordered_json gpus = m_gpu_status ? m_gpu_status() : ordered_json::array();
+  ordered_json gpus = ordered_json::array(), check_workers = ordered_json::array();
+  for (auto& w : m_gpu_status ? m_gpu_status() : ordered_json::array())
+    (w.value("lane", "gpu") == "check" ? check_workers : gpus).push_back(std::move(w));
   auto checks = registry().health_records();
   for (auto& g : gpus)
     if (auto it = checks.find(g.value("device", -1)); it != checks.end()) g["last_check"] = it->second.to_json();
@@ -286,6 +289,7 @@ HttpResponse ServiceApi::health() {
     if (m_queue.redis() && w.state == "healthy") any_up = true;
   }
   ordered_json out = {{"status", any_up ? "ok" : "degraded"}, {"gpus", gpus}, {"workers", workers}, {"queue", queue().state_counts()}};
+  if (!check_workers.empty()) out["check_workers"] = check_workers;
   return HttpResponse::json(any_up ? 200 : 503, out.dump());
 }
 

@@ -35,6 +35,9 @@ struct ServiceApiOptions {
   EvalRequestLimits limits;
   AdmissionLimits admission;
   std::optional<std::string> token;  ///< when set, every request must carry "Authorization: Bearer <token>"
+  /// Where new tasks wait: the check lane when this service runs check workers (compile-stage
+  /// verdicts without a GPU worker), else the gpu lane.
+  TaskLane entry_lane = TaskLane::gpu;
 };
 
 class ServiceApi {

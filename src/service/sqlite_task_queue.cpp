@@ -14,13 +14,14 @@ namespace {
 
 // 2: tasks.client_key (idempotent submission); 3: tasks.device, avoid_device, requeued_at (a task
 // re-queued after a failure on a GPU goes to another GPU first); 4: tasks.client, peer (who
-// submitted it; quotas count by client) and the counters table (cumulative metrics).
-constexpr int kSchemaVersion = 4;
+// submitted it; quotas count by client) and the counters table (cumulative metrics); 5: tasks.lane
+// (the check lane: compile-stage verdicts without a GPU worker).
+constexpr int kSchemaVersion = 5;
 
 using namespace queue_counter;
 
 const char* kColumns =
-    "id, state, request, verdict, status, attempts, worker, note, created_at, started_at, finished_at, client, peer";
+    "id, state, request, verdict, status, attempts, worker, note, created_at, started_at, finished_at, client, peer, lane";
 
 TaskRecord read_row(SqliteStatement& st) {
   TaskRecord t;
@@ -37,6 +38,7 @@ TaskRecord read_row(SqliteStatement& st) {
   t.finished_at = st.real(10);
   t.client = st.text(11);
   t.peer = st.text(12);
+  t.lane = parse_task_lane(st.text(13));
   return t;
 }
 
@@ -78,6 +80,11 @@ SqliteTaskQueue::SqliteTaskQueue(const std::string& path) : m_db(path) {
     auto done = m_db.prepare("SELECT status, finished_at - started_at FROM tasks WHERE state = 'done'");
     while (done.step()) count_finished(done.text(0), done.real(1));
     v = 4;
+  }
+  if (v == 4) {
+    m_db.exec("ALTER TABLE tasks ADD COLUMN lane TEXT NOT NULL DEFAULT 'gpu'");
+    m_db.exec("CREATE INDEX IF NOT EXISTS tasks_by_lane ON tasks(state, lane, seq)");
+    v = 5;
     m_db.exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   }
   if (v != kSchemaVersion)
@@ -88,7 +95,7 @@ SqliteTaskQueue::SqliteTaskQueue(const std::string& path) : m_db(path) {
 }
 
 Enqueued SqliteTaskQueue::enqueue_once(const ordered_json& request, const std::string& client_key, const Submitter& submitter,
-                                  const AdmissionLimits& limits) {
+                                  const AdmissionLimits& limits, TaskLane lane) {
   SqliteTransaction tx(m_db);
   auto finish = [&](Enqueued e) {
     add_counter(kSubmissions, to_string(e.admission), 1);
@@ -119,23 +126,25 @@ Enqueued SqliteTaskQueue::enqueue_once(const ordered_json& request, const std::s
   auto seq = m_db.prepare("SELECT COALESCE(MAX(seq), 0) + 1 FROM tasks");
   seq.step();
   auto insert = m_db.prepare(
-      "INSERT INTO tasks (id, state, request, created_at, seq, client_key, client, peer) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?)");
+      "INSERT INTO tasks (id, state, request, created_at, seq, client_key, client, peer, lane) VALUES (?, 'queued', ?, ?, ?, ?, ?, ?, ?)");
   insert.bind(1, id).bind(2, request.dump()).bind(3, now()).bind(4, seq.integer(0));
   if (client_key.empty()) insert.bind_null(5);
   else insert.bind(5, client_key);
-  insert.bind(6, submitter.client).bind(7, submitter.peer);
+  insert.bind(6, submitter.client).bind(7, submitter.peer).bind(8, to_string(lane));
   insert.run();
   return finish({id, Admission::accepted});
 }
 
-std::optional<Claim> SqliteTaskQueue::claim(const std::string& worker, double lease_s, int device, double avoid_window_s) {
+std::optional<Claim> SqliteTaskQueue::claim(const std::string& worker, double lease_s, int device, double avoid_window_s,
+                                            TaskLane lane) {
   SqliteTransaction tx(m_db);
   double t_now = now();
+  // A gpu-lane claimer takes its own lane first, then the check lane; a check worker only its own.
   auto pick = m_db.prepare(std::string("SELECT ") + kColumns +
-                           " FROM tasks WHERE state = 'queued' AND (avoid_device IS NULL OR avoid_device != ?1 OR "
-                           "requeued_at <= ?2 OR NOT EXISTS (SELECT 1 FROM gpu_health WHERE device != ?1 AND "
-                           "state = 'healthy')) ORDER BY seq LIMIT 1");
-  pick.bind(1, static_cast<int64_t>(device)).bind(2, t_now - avoid_window_s);
+                           " FROM tasks WHERE state = 'queued' AND (lane = ?3 OR ?3 = 'gpu') AND (avoid_device IS NULL OR "
+                           "avoid_device != ?1 OR requeued_at <= ?2 OR NOT EXISTS (SELECT 1 FROM gpu_health WHERE device != ?1 "
+                           "AND state = 'healthy')) ORDER BY lane = ?3 DESC, seq LIMIT 1");
+  pick.bind(1, static_cast<int64_t>(device)).bind(2, t_now - avoid_window_s).bind(3, to_string(lane));
   if (!pick.step()) return std::nullopt;
   TaskRecord t = read_row(pick);
   m_db.prepare("UPDATE tasks SET state = 'running', attempts = attempts + 1, worker = ?, started_at = ?, lease_until = ?, "
@@ -148,6 +157,14 @@ std::optional<Claim> SqliteTaskQueue::claim(const std::string& worker, double le
   t.worker = worker;
   t.started_at = t_now;
   return Claim{t, worker, t.attempts, device};
+}
+
+bool SqliteTaskQueue::pass_on(const Claim& c) {
+  m_db.prepare("UPDATE tasks SET state = 'queued', lane = 'gpu', attempts = 0, worker = '', note = 'compile stage passed', "
+               "lease_until = 0 WHERE id = ? AND state = 'running' AND lane = 'check' AND worker = ? AND attempts = ?")
+      .bind_all(c.task.id, c.worker, c.token)
+      .run();
+  return m_db.changes() == 1;
 }
 
 bool SqliteTaskQueue::heartbeat(const Claim& c, double lease_s) {

@@ -18,8 +18,10 @@ class SqliteTaskQueue final : public TaskQueue {
   explicit SqliteTaskQueue(const std::string& path);
 
   Enqueued enqueue_once(const ordered_json& request, const std::string& client_key, const Submitter& submitter = {},
-                        const AdmissionLimits& limits = {}) override;
-  std::optional<Claim> claim(const std::string& worker, double lease_s, int device = -1, double avoid_window_s = 0) override;
+                        const AdmissionLimits& limits = {}, TaskLane lane = TaskLane::gpu) override;
+  std::optional<Claim> claim(const std::string& worker, double lease_s, int device = -1, double avoid_window_s = 0,
+                             TaskLane lane = TaskLane::gpu) override;
+  bool pass_on(const Claim& c) override;
   bool heartbeat(const Claim& c, double lease_s) override;
   bool complete(const Claim& c, const Verdict& verdict) override;
   bool requeue(const Claim& c, const std::string& reason, int64_t max_attempts, const Verdict& final_verdict) override;

@@ -19,6 +19,11 @@ constexpr EnumName<TaskState> kTaskStates[] = {
     {TaskState::done, "done"},
 };
 
+constexpr EnumName<TaskLane> kTaskLanes[] = {
+    {TaskLane::check, "check"},
+    {TaskLane::gpu, "gpu"},
+};
+
 constexpr EnumName<Admission> kAdmissions[] = {
     {Admission::accepted, "accepted"},
     {Admission::existing, "existing"},
@@ -31,6 +36,10 @@ constexpr EnumName<Admission> kAdmissions[] = {
 std::string to_string(TaskState s) { return enum_name(kTaskStates, s); }
 
 TaskState parse_task_state(const std::string& s) { return find_enum(kTaskStates, s).value_or(TaskState::done); }
+
+std::string to_string(TaskLane l) { return enum_name(kTaskLanes, l); }
+
+TaskLane parse_task_lane(const std::string& s) { return find_enum(kTaskLanes, s).value_or(TaskLane::gpu); }
 
 std::string to_string(Admission a) { return enum_name(kAdmissions, a); }
 

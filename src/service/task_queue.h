@@ -24,11 +24,21 @@ enum class TaskState { queued, running, done };
 std::string to_string(TaskState s);
 TaskState parse_task_state(const std::string& s);  ///< anything but queued/running is done
 
+/// Which workers a queued task waits for (docs/service.md, "The check lane"). `check`: the
+/// service's check workers run its compile stage on the CPU first, so that a COMPILE_ERROR,
+/// BANNED_API or ABI_ERROR verdict never waits for a GPU worker; a candidate that passes them
+/// moves on to the `gpu` lane. A GPU worker with nothing in the gpu lane also takes check-lane
+/// tasks (it compiles them itself), so no task waits on a lane nobody serves.
+enum class TaskLane { check, gpu };
+std::string to_string(TaskLane l);
+TaskLane parse_task_lane(const std::string& s);  ///< anything but "check" is gpu
+
 /// A task as the queue holds it. `verdict` and `status` are set exactly when the task is done;
 /// `status` is the verdict's (the backends also keep it apart, to count by).
 struct TaskRecord {
   std::string id;
   TaskState state = TaskState::queued;
+  TaskLane lane = TaskLane::gpu;
   ordered_json request;            ///< definition, workload, source, options
   std::optional<Verdict> verdict;  ///< set when done
   std::optional<Status> status;    ///< set when done: the verdict's status
@@ -97,20 +107,28 @@ class TaskQueue {
  public:
   virtual ~TaskQueue() = default;
 
-  /// Stores a new task; returns its id (32 hex digits).
-  std::string enqueue(const ordered_json& request) { return enqueue_once(request, "").id; }
+  /// Stores a new task in `lane`; returns its id (32 hex digits).
+  std::string enqueue(const ordered_json& request, TaskLane lane = TaskLane::gpu) {
+    return enqueue_once(request, "", {}, {}, lane).id;
+  }
   /// Stores a new task unless `client_key` (non-empty) already names one: then that task's id, so
   /// a client that resends after a lost answer (a service restart) never makes a twin. The same key
   /// with a different request is an InputError. A new task is refused (nothing stored) when
   /// `submitter.client` is at its quota or the queue is full; checked atomically with the insert,
-  /// so concurrent submissions cannot overshoot a bound.
+  /// so concurrent submissions cannot overshoot a bound. The task waits in `lane`.
   virtual Enqueued enqueue_once(const ordered_json& request, const std::string& client_key, const Submitter& submitter = {},
-                                const AdmissionLimits& limits = {}) = 0;
-  /// The oldest queued task, now running under `worker` (on GPU `device`) until now + lease_s;
-  /// nullopt when none. A task re-queued after a failure on this device (a dead worker, an expired
-  /// lease, an infrastructure error) is left to other devices for `avoid_window_s` seconds, as long
-  /// as another device's latest health check says healthy (Redis: another host's first).
-  virtual std::optional<Claim> claim(const std::string& worker, double lease_s, int device = -1, double avoid_window_s = 0) = 0;
+                                const AdmissionLimits& limits = {}, TaskLane lane = TaskLane::gpu) = 0;
+  /// The oldest queued task of `lane`, now running under `worker` (on GPU `device`) until now +
+  /// lease_s; nullopt when none. A gpu-lane claimer with nothing in its lane takes the oldest
+  /// check-lane task instead. A task re-queued after a failure on this device (a dead worker, an
+  /// expired lease, an infrastructure error) is left to other devices for `avoid_window_s`
+  /// seconds, as long as another device's latest health check says healthy (Redis: another host's
+  /// first).
+  virtual std::optional<Claim> claim(const std::string& worker, double lease_s, int device = -1, double avoid_window_s = 0,
+                                     TaskLane lane = TaskLane::gpu) = 0;
+  /// A check-lane task whose compile stage passed goes to the gpu lane, queued, with its attempts
+  /// counted afresh; false (nothing changed) when the claim is stale.
+  virtual bool pass_on(const Claim& c) = 0;
   /// Extends the lease; false when the claim is no longer current.
   virtual bool heartbeat(const Claim& c, double lease_s) = 0;
   /// Stores the verdict (its JSON document) and finishes the task; false (nothing written) when

@@ -46,6 +46,35 @@ class Heartbeat {
   std::thread m_thread;
 };
 
+// Runs a queue operation that stores a worker's result, retrying while Redis restarts: a result is
+// not dropped then (a stale claim is refused when it answers, as it would have been).
+template <class Op>
+bool store_retrying(const std::atomic<bool>& stop, const std::string& task, Op&& op) {
+  for (;;) {
+    try {
+      return op();
+    } catch (const RedisConnectionError& e) {
+      if (stop) throw;
+      spdlog::warn("task {}: storing its result failed ({}); retrying in 1 s", task, e.what());
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  }
+}
+
+// The next claim of `lane`, or nullopt after an idle wait (none queued, or the queue unreachable).
+std::optional<Claim> next_claim(TaskQueue& queue, const WorkerConfig& config, TaskLane lane) {
+  std::optional<Claim> claim;
+  try {
+    claim = queue.claim(config.name, config.lease_s, config.device, config.avoid_window_s, lane);
+  } catch (const RedisConnectionError& e) {
+    spdlog::warn("worker {}: the queue is unreachable ({}); retrying in 1 s", config.name, e.what());
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    return std::nullopt;
+  }
+  if (!claim) std::this_thread::sleep_for(std::chrono::duration<double>(config.poll_s));
+  return claim;
+}
+
 // Statuses after which the GPU may be in a bad state (a runner was killed or crashed on it).
 bool suspicious(Status status) {
   return status == Status::TIMEOUT || status == Status::RUNTIME_ERROR || status == Status::SANITIZER_ERROR;
@@ -98,18 +127,8 @@ int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& 
   }
   spdlog::info("worker {} taking work on GPU {} (queue {})", config.name, config.device, config.queue.describe());
   while (!stop) {
-    std::optional<Claim> claim;
-    try {
-      claim = queue.claim(config.name, config.lease_s, config.device, config.avoid_window_s);
-    } catch (const RedisConnectionError& e) {
-      spdlog::warn("worker {}: the queue is unreachable ({}); retrying in 1 s", config.name, e.what());
-      std::this_thread::sleep_for(std::chrono::seconds(1));
-      continue;
-    }
-    if (!claim) {
-      std::this_thread::sleep_for(std::chrono::duration<double>(config.poll_s));
-      continue;
-    }
+    std::optional<Claim> claim = next_claim(queue, config, TaskLane::gpu);
+    if (!claim) continue;
     Verdict verdict;
     {
       Heartbeat heartbeat(config.queue, *claim, config.lease_s);
@@ -123,19 +142,7 @@ int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& 
     const ordered_json stamp = {{"task", claim->task.id}, {"worker", claim->worker}, {"host", host}, {"attempt", claim->token}};
     verdict.extra["service"] = stamp;
     const std::string status = to_string(verdict.status);
-    // A verdict is not dropped because Redis restarts meanwhile: the store is retried until it
-    // answers (a stale claim is refused then, as it would have been).
-    auto store = [&](auto&& op) -> bool {
-      for (;;) {
-        try {
-          return op();
-        } catch (const RedisConnectionError& e) {
-          if (stop) throw;
-          spdlog::warn("task {}: storing its verdict failed ({}); retrying in 1 s", claim->task.id, e.what());
-          std::this_thread::sleep_for(std::chrono::seconds(1));
-        }
-      }
-    };
+    auto store = [&](auto&& op) -> bool { return store_retrying(stop, claim->task.id, op); };
     if (verdict.status == Status::INFRA_ERROR) {
       std::string message = verdict.message.empty() ? std::string("infrastructure error") : verdict.message;
       store([&] { return queue.requeue(*claim, message, config.max_attempts, verdict); });
@@ -163,6 +170,41 @@ int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& 
       spdlog::warn("task {}: verdict {} dropped, the claim was taken back meanwhile (lease expired?)", claim->task.id, status);
   }
   spdlog::info("worker {} stopped", config.name);
+  return 0;
+}
+
+int run_check_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& catalog, const std::atomic<bool>& stop) {
+  std::unique_ptr<TaskQueue> queue_owner = open_task_queue(config.queue);
+  TaskQueue& queue = *queue_owner;
+  const std::string host = config.queue.host.empty() ? local_host_name() : config.queue.host;
+  spdlog::info("check worker {} taking compile stages (queue {})", config.name, config.queue.describe());
+  while (!stop) {
+    std::optional<Claim> claim = next_claim(queue, config, TaskLane::check);
+    if (!claim) continue;
+    std::optional<Verdict> verdict;
+    {
+      Heartbeat heartbeat(config.queue, *claim, config.lease_s);
+      try {
+        verdict = backend.check(eval_request_from_json(claim->task.request, catalog, config.limits));
+      } catch (const std::exception& e) {
+        verdict = infra_verdict(std::string("check worker failed: ") + e.what(), backend.fake());
+      }
+    }
+    const std::string& id = claim->task.id;
+    if (verdict && verdict->status != Status::INFRA_ERROR) {
+      verdict->extra["service"] = {{"task", id}, {"worker", claim->worker}, {"host", host}, {"attempt", claim->token}};
+      if (store_retrying(stop, id, [&] { return queue.complete(*claim, *verdict); }))
+        spdlog::debug("task {} done at its compile stage: {}", id, to_string(verdict->status));
+      else
+        spdlog::warn("task {}: verdict {} dropped, the claim was taken back meanwhile (lease expired?)", id, to_string(verdict->status));
+      continue;
+    }
+    // Passed, or our check failed (its GPU worker compiles it again and says why).
+    if (verdict) spdlog::warn("task {}: the check worker's compile stage failed on our side ({}); a GPU worker runs it", id, verdict->message);
+    if (!store_retrying(stop, id, [&] { return queue.pass_on(*claim); }))
+      spdlog::warn("task {}: not passed on, the claim was taken back meanwhile (lease expired?)", id);
+  }
+  spdlog::info("check worker {} stopped", config.name);
   return 0;
 }
 

@@ -1,6 +1,7 @@
 // One worker process per GPU: claims tasks from the durable queue, keeps the claim alive with
 // heartbeats while the evaluation runs, stores the verdict, and hands infrastructure failures back
-// to the queue (exiting so that the service restarts it and re-checks its GPU).
+// to the queue (exiting so that the service restarts it and re-checks its GPU). A check worker
+// claims from the check lane and runs the compile stage alone, on the CPU.
 #pragma once
 
 #include <atomic>
@@ -38,5 +39,11 @@ std::string check_and_record_health(HostRegistry& registry, EvalBackend& backend
 /// becomes true (returns 0). An INFRA_ERROR, or a failed health check after an evaluation that was
 /// killed or crashed, hands the task back to the queue and returns kWorkerUnhealthyExit.
 int run_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& catalog, const std::atomic<bool>& stop);
+
+/// A check worker (TaskLane::check, no GPU): claims check-lane tasks and runs their compile stage
+/// until `stop` (returns 0). A candidate that fails it is finished with that verdict; one that
+/// passes, or whose check failed on our side, goes on to the gpu lane, where a GPU worker runs the
+/// whole evaluation (its compile a cache hit).
+int run_check_worker(const WorkerConfig& config, EvalBackend& backend, const Catalog& catalog, const std::atomic<bool>& stop);
 
 }  // namespace ptxbench

@@ -21,6 +21,13 @@ WorkerPool::WorkerPool(WorkerPoolConfig config) : m_config(std::move(config)) {
       s.name = "gpu" + std::to_string(d) + (m_config.workers_per_gpu > 1 ? "." + std::to_string(k) : "");
       m_slots.push_back(std::move(s));
     }
+  for (int k = 0; k < m_config.check_workers; ++k) {
+    Slot s;
+    s.device = -1;
+    s.lane = TaskLane::check;
+    s.name = "check" + std::to_string(k);
+    m_slots.push_back(std::move(s));
+  }
 }
 
 WorkerPool::~WorkerPool() { stop(); }
@@ -33,8 +40,10 @@ std::string WorkerPool::lock_path(int device) const {
 
 void WorkerPool::spawn(Slot& s) {
   ProcessSpec spec;
-  spec.argv = {m_config.self_exe, "worker", "--device", std::to_string(s.device), "--name", s.name,
-               "--lease", std::to_string(m_config.lease_s), "--max-attempts", std::to_string(m_config.max_attempts)};
+  spec.argv = {m_config.self_exe, "worker", "--name", s.name, "--lease", std::to_string(m_config.lease_s),
+               "--max-attempts", std::to_string(m_config.max_attempts)};
+  if (s.lane == TaskLane::check) spec.argv.insert(spec.argv.end(), {"--lane", "check"});
+  else spec.argv.insert(spec.argv.end(), {"--device", std::to_string(s.device)});
   if (m_config.queue.redis()) {
     spec.argv.insert(spec.argv.end(), {"--queue", m_config.queue.location, "--host", m_config.queue.host, "--arch", m_config.queue.arch});
     if (!m_config.queue.password_file.empty())
@@ -43,7 +52,7 @@ void WorkerPool::spawn(Slot& s) {
     spec.argv.insert(spec.argv.end(), {"--db", m_config.queue.location});
   }
   if (m_config.fake) spec.argv.push_back("--fake");
-  if (std::string lock = lock_path(s.device); !lock.empty()) {
+  if (std::string lock = s.lane == TaskLane::check ? "" : lock_path(s.device); !lock.empty()) {
     spec.argv.push_back("--gpu-lock");
     spec.argv.push_back(lock);
   }
@@ -127,6 +136,7 @@ ordered_json WorkerPool::status() const {
   ordered_json out = ordered_json::array();
   for (const auto& s : m_slots)
     out.push_back({{"device", s.device},
+                   {"lane", to_string(s.lane)},
                    {"worker", s.name},
                    {"state", s.state},
                    {"pid", s.process ? s.process->pid() : 0},

@@ -25,6 +25,9 @@ struct WorkerPoolConfig {
   /// Worker processes per GPU. Above 1 they share the GPU through a lock file beside the database:
   /// untimed stages overlap, timing stages run alone (worker/gpu_lock.h).
   int workers_per_gpu = 1;
+  /// Check workers (no GPU): they run the compile stage of each new task, so that its
+  /// COMPILE_ERROR, BANNED_API or ABI_ERROR verdict never waits for a GPU worker (TaskLane::check).
+  int check_workers = 0;
   std::vector<std::string> worker_args;  ///< extra `ptxbench worker` options (time limits, log level)
   /// When >= 0: a descriptor (serve's stderr) each worker gets as fd 3 and writes its log to
   /// (`--log-fd 3`), so the workers' lines join serve's. Not owned; must outlive the pool.
@@ -56,7 +59,8 @@ class WorkerPool {
 
  private:
   struct Slot {
-    int device = 0;
+    int device = 0;  ///< -1: a check worker
+    TaskLane lane = TaskLane::gpu;
     std::string name;
     std::unique_ptr<ChildProcess> process;
     std::string state = "stopped";  ///< starting/running, restarting, excluded, stopped

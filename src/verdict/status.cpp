@@ -24,4 +24,6 @@ std::optional<Status> parse_status(const std::string& s) { return find_enum(kNam
 
 Status status_from_name(std::string_view name) { return parse_enum(kNames, name, "verdict status"); }
 
+bool is_compile_stage(Status s) { return s == Status::COMPILE_ERROR || s == Status::BANNED_API || s == Status::ABI_ERROR; }
+
 }  // namespace ptxbench

@@ -25,5 +25,8 @@ std::string to_string(Status s);
 std::optional<Status> parse_status(const std::string& s);
 /// The status named `name`; InputError naming every status otherwise.
 Status status_from_name(std::string_view name);
+/// Whether the compile stage gives this status (COMPILE_ERROR, BANNED_API, ABI_ERROR): a verdict
+/// reached without a GPU.
+bool is_compile_stage(Status s);
 
 }  // namespace ptxbench

@@ -19,7 +19,9 @@ std::optional<Failure> set_up_candidate(const EvalInputs& in, EvalRunners& runne
   runners.candidate = std::make_unique<RunnerSession>(launch, in.options.startup_timeout_s);
   runners.sandbox = to_json(runners.candidate->sandbox_report());
   WorkloadState::SharedTensors shared = runners.state->shared_tensors();
-  SetupRequest setup{in.build.library.string(), shared.tensors};
+  SetupRequest setup;
+  setup.library = in.build.library.string();
+  setup.tensors = shared.tensors;
   setup.triton = in.build.triton;
   share_flush_buffer(in, host, setup, shared.fds);
   RunnerReply ready = runners.candidate->setup(setup, shared.fds, in.options.startup_timeout_s);
@@ -67,7 +69,11 @@ CorrectnessOutcome correctness(const EvalInputs& in, EvalRunners& runners, HostS
   CorrectnessSection& section = out.section.emplace();
   section.tolerance = in.tolerance;
   section.trials_planned = in.options.correctness_trials;
-  RunnerLaunch launch{runner_path(in.options), in.options.device, in.scratch, in.readable()};
+  RunnerLaunch launch;
+  launch.runner_path = runner_path(in.options);
+  launch.device = in.options.device;
+  launch.scratch = in.scratch;
+  launch.readable = in.readable();
   launch.sandbox = in.options.sandbox;
   if (in.options.measure_time && !runners.baseline.started()) start_trusted_runners(in, runners, host, launch);
   std::optional<Failure> failure;

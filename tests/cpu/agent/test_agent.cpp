@@ -322,7 +322,9 @@ TEST_F(AgentTest, KilledRunResumesWithNoLostAndNoRepeatedTurn) {
       EXPECT_EQ(ma[k].turn, mb[k].turn);
       // Which fake GPU evaluated a turn may differ; nothing else may.
       auto norm = [](std::string s) { return std::regex_replace(s, std::regex("on device [0-9]+"), "on device N"); };
-      if (ma[k].role != "user" || ma[k].turn != 0) EXPECT_EQ(norm(ma[k].content), norm(mb[k].content)) << "message " << k;
+      if (ma[k].role != "user" || ma[k].turn != 0) {
+        EXPECT_EQ(norm(ma[k].content), norm(mb[k].content)) << "message " << k;
+      }
     }
     for (const auto& t : store.turns(a[i].id)) EXPECT_EQ(t.submissions, t.status == kExtractionErrorStatus ? 0 : 1);
   }

@@ -4,6 +4,7 @@
 
 #include "common/fs.h"
 #include "compile/compiler.h"
+#include "verdict/compile_section.h"
 
 using namespace ptxbench;
 
@@ -47,7 +48,7 @@ TEST_F(CompilerTest, GoodCandidateBuildsWithArtifactsAndReports) {
   EXPECT_GT(r.ptxas.kernels[0].registers, 0);
   EXPECT_EQ(r.ptx.count("fence.proxy.async"), 1);
   EXPECT_EQ(r.key.size(), 64u);
-  ordered_json j = to_json(r);
+  ordered_json j = compile_section(r);
   EXPECT_EQ(j["status"], "ok");
   EXPECT_EQ(j["kernels"][0], "_Z5scalePfi");
 

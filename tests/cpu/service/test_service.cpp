@@ -212,6 +212,38 @@ TEST_F(ServiceTest, CrashingWorkersAreRestartedAndAPoisonTaskIsGivenUp) {
   EXPECT_TRUE(log_shows(service, R"(submission {"outcome":"accepted","status":202)")) << service.log();
 }
 
+// With a check worker, a candidate that fails its compile stage gets its verdict while the only
+// GPU worker is busy; one that passes it goes on to the GPU worker, its attempts counted there.
+TEST_F(ServiceTest, ACompileStageVerdictNeverWaitsForABusyGpuWorker) {
+  ServiceProcess service(db(), 1, 3, {"--check-workers", "1"});
+  ServiceClient client(service.url());
+  const std::string slow = client.submit_body(submission("// PTXB_FAKE_SECONDS=4 slow"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the GPU worker (or the check worker's pass) has it
+  const auto submitted = std::chrono::steady_clock::now();
+  const std::string broken = client.submit_body(submission("// PTXB_FAKE_STATUS=COMPILE_ERROR"));
+  const std::string banned = client.submit_body(submission("// PTXB_FAKE_STATUS=BANNED_API"));
+  const std::string fine = client.submit_body(submission("// PTXB_FAKE_SECONDS=0.05 fine"));
+  ordered_json b = client.wait_done(broken, 30).task;
+  ordered_json n = client.wait_done(banned, 30).task;
+  const double waited_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - submitted).count();
+  EXPECT_EQ(b["status"], "COMPILE_ERROR");
+  EXPECT_EQ(n["status"], "BANNED_API");
+  EXPECT_EQ(b["worker"], "check0");
+  EXPECT_EQ(b["verdict"]["checked_by"], "check worker");
+  EXPECT_LT(waited_s, 3.0) << "the compile-stage verdicts came while the GPU worker had 4 s of work";
+  EXPECT_EQ(client.get(slow)["state"], "running") << "the slow task still holds the GPU worker";
+  ordered_json f = client.wait_done(fine, 30).task;
+  EXPECT_EQ(f["status"], "PASSED");
+  EXPECT_EQ(f["worker"], "gpu0");
+  EXPECT_EQ(f["lane"], "gpu");
+  EXPECT_EQ(f["attempts"], 1);
+  EXPECT_EQ(f["note"], "compile stage passed");
+  ordered_json health = ordered_json::parse(client.request("GET", "/v1/health").body);
+  ASSERT_EQ(health["check_workers"].size(), 1u) << health.dump();
+  EXPECT_EQ(health["check_workers"][0]["state"], "running");
+  EXPECT_EQ(health["gpus"].size(), 1u) << "check workers are not GPUs: " << health.dump();
+}
+
 TEST_F(ServiceTest, EvalCommandWorksThroughTheService) {
   ServiceProcess service(db(), 2);
   write_file_atomic(dir.path() / "good.cu", "// PTXB_FAKE_SECONDS=0.05\n");

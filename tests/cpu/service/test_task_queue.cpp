@@ -112,6 +112,70 @@ TYPED_TEST(QueueContract, ClaimsInOrderAndCompletesOnce) {
   EXPECT_FALSE(q.get("nope").has_value());
 }
 
+// The check lane: a check worker takes only check-lane tasks; one whose compile stage fails is
+// finished there, one that passes moves to the gpu lane with its attempts counted afresh; a GPU
+// worker takes its own lane first and then the check lane, so no task waits on a lane nobody
+// serves.
+TYPED_TEST(QueueContract, CheckLaneTasksFinishThereOrPassOnToTheGpuLane) {
+  auto q_owner = this->open();
+  TaskQueue& q = *q_owner;
+  const std::string gpu_task = q.enqueue(request(1));
+  const std::string passes = q.enqueue(request(2), TaskLane::check);
+  const std::string fails = q.enqueue(request(3), TaskLane::check);
+  const std::string unchecked = q.enqueue(request(4), TaskLane::check);
+  EXPECT_EQ(q.get(passes)->lane, TaskLane::check);
+
+  auto checking = q.claim("check0", 60, -1, 0, TaskLane::check);
+  ASSERT_TRUE(checking.has_value());
+  EXPECT_EQ(checking->task.id, passes) << "the check worker skips the gpu lane";
+  auto failing = q.claim("check1", 60, -1, 0, TaskLane::check);
+  ASSERT_TRUE(failing.has_value());
+  EXPECT_EQ(failing->task.id, fails);
+  EXPECT_FALSE(q.pass_on(Claim{checking->task, "check1", checking->token, -1})) << "only its own claim passes a task on";
+
+  Verdict compile_error = verdict_of(Status::COMPILE_ERROR, "error: identifier \"x\" is undefined");
+  ASSERT_TRUE(q.complete(*failing, compile_error));
+  EXPECT_EQ(q.get(fails)->status, Status::COMPILE_ERROR);
+
+  auto on_gpu = q.claim("gpu0", 60, 0);
+  ASSERT_TRUE(on_gpu.has_value());
+  EXPECT_EQ(on_gpu->task.id, gpu_task);
+  EXPECT_FALSE(q.pass_on(*on_gpu)) << "a gpu-lane task is not passed on";
+  auto idle_gpu = q.claim("gpu1", 60, 1);
+  ASSERT_TRUE(idle_gpu.has_value());
+  EXPECT_EQ(idle_gpu->task.id, unchecked) << "an idle GPU worker takes a check-lane task";
+
+  ASSERT_TRUE(q.pass_on(*checking));
+  EXPECT_FALSE(q.pass_on(*checking)) << "a claim passes its task on once";
+  auto passed = q.get(passes);
+  EXPECT_EQ(passed->state, TaskState::queued);
+  EXPECT_EQ(passed->lane, TaskLane::gpu);
+  EXPECT_EQ(passed->attempts, 0);
+  EXPECT_FALSE(q.claim("check0", 60, -1, 0, TaskLane::check).has_value());
+  auto evaluated = q.claim("gpu0.1", 60, 0);
+  ASSERT_TRUE(evaluated.has_value());
+  EXPECT_EQ(evaluated->task.id, passes);
+  EXPECT_EQ(evaluated->token, 1) << "the check worker's claim is not one of the GPU's attempts";
+  EXPECT_TRUE(q.complete(*evaluated, verdict_of(Status::PASSED)));
+  EXPECT_EQ(q.state_counts()["running"], 2);
+  EXPECT_EQ(q.status_counts()["COMPILE_ERROR"], 1);
+}
+
+// A check worker that dies hands its task back to the check lane.
+TYPED_TEST(QueueContract, ALostCheckWorkersTaskGoesBackToTheCheckLane) {
+  auto q_owner = this->open();
+  TaskQueue& q = *q_owner;
+  const std::string id = q.enqueue(request(1), TaskLane::check);
+  ASSERT_TRUE(q.claim("check0", 60, -1, 0, TaskLane::check).has_value());
+  EXPECT_EQ(q.recover_worker("check0", "worker check0 killed", 3), 1);
+  auto t = q.get(id);
+  EXPECT_EQ(t->state, TaskState::queued);
+  EXPECT_EQ(t->lane, TaskLane::check);
+  auto again = q.claim("check1", 60, -1, 0, TaskLane::check);
+  ASSERT_TRUE(again.has_value());
+  EXPECT_EQ(again->task.id, id);
+}
+
 // The queue keeps the verdict as the worker gave it: read back, and as GET /v1/evaluations/{id}
 // sends it, it is the same document (keys of other layers included).
 TYPED_TEST(QueueContract, AVerdictIsStoredAsItWasGiven) {
@@ -423,9 +487,9 @@ TEST_F(QueueTest, AVersionTwoQueueIsMigrated) {
   EXPECT_EQ(reopened.get("old")->state, TaskState::queued);
 }
 
-// A queue of schema 3 (before the client fields and the counters) opens as schema 4: its tasks
-// keep their place and gain empty client fields, new tasks store who submitted them, and the
-// counters start from the finished tasks it held.
+// A queue of schema 3 (before the client fields and the counters) opens as schema 5: its tasks
+// keep their place and gain empty client fields and the gpu lane, new tasks store who submitted
+// them, and the counters start from the finished tasks it held.
 TEST_F(QueueTest, AVersionThreeQueueIsMigrated) {
   {
     SqliteDb db(path());
@@ -450,13 +514,15 @@ TEST_F(QueueTest, AVersionThreeQueueIsMigrated) {
     SqliteDb raw(path());
     auto v = raw.prepare("PRAGMA user_version");
     ASSERT_TRUE(v.step());
-    EXPECT_EQ(v.integer(0), 4);
+    EXPECT_EQ(v.integer(0), 5);
   }
   EXPECT_EQ(SqliteHostRegistry(path()).calibration("H200 0000:01:00.0"), 812.5) << "the registry reads the queue's file";
   auto old = q.get("waiting");
   ASSERT_TRUE(old.has_value());
   EXPECT_EQ(old->client, "");
   EXPECT_EQ(old->peer, "");
+  EXPECT_EQ(old->lane, TaskLane::gpu);
+  EXPECT_FALSE(q.claim("check0", 60, -1, 0, TaskLane::check).has_value()) << "a task of before the lanes waits for a GPU worker";
   EXPECT_EQ(q.enqueue_once(ordered_json{{"n", 7}}, "k7").id, "waiting") << "idempotency keys still hold";
   QueueCounters c = q.counters();
   EXPECT_EQ(c.evaluations["PASSED"], 1) << "seeded from the finished task";
