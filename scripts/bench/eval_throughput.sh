@@ -166,7 +166,7 @@ PY
 
 # run_phase WORKERS CACHE_LABEL: the mix through the running service; its files in OUT/phases/w<N>-<label>.
 run_phase() {
-  local w=$1 label=$2 name="w$1-$2" dir clients=$CLIENTS cut=false rc started ended
+  local w=$1 label=$2 name="w$1-$2${CHECK_WORKERS:+-c$CHECK_WORKERS}" dir clients=$CLIENTS cut=false rc started ended
   dir=$OUT_DIR/phases/$name
   rm -rf "$dir"; mkdir -p "$dir"
   [ "$clients" -gt 0 ] || clients=$((2 * w))

@@ -12,6 +12,8 @@ What each number means:
   the first and the last tenth of them, over the time between those two (fewer than 10 verdicts:
   from the first to the last one);
 - p50 / p95 latency: submission to verdict, as the client saw it (nearest rank, like `suite load`);
+- compile-stage p50: the same, of the verdicts the compile stage gives (COMPILE_ERROR, BANNED_API,
+  ABI_ERROR): what the check lane (`serve --check-workers`) shortens;
 - stage shares: each stage's wall time (`stages.<stage>.wall_s`, plus the first attempt of a stage
   that timed out on a shared GPU and ran again alone) and its wait for the GPU locks
   (`stages.<stage>.gpu_lock_wait_s`), summed over the phase's verdicts, over the summed evaluation
@@ -36,6 +38,7 @@ import sys
 import tempfile
 
 STAGES = ["compile", "static_sass", "sanitize", "correctness", "runtime_sass", "timing"]
+COMPILE_STAGE = {"COMPILE_ERROR", "BANNED_API", "ABI_ERROR"}
 SCHEMA = "ptxbench.eval_throughput"
 
 
@@ -102,7 +105,7 @@ def summarize_phase(folder):
     phase = json.loads((folder / "phase.json").read_text())
     row = {k: phase.get(k) for k in ("name", "workers", "cache", "submissions", "clients", "device", "gpu", "fake",
                                      "start_s", "cut", "service_restarted", "load_rc", "error",
-                                     "sanitize_timeout", "call_timeout", "phase_limit_s")}
+                                     "sanitize_timeout", "call_timeout", "phase_limit_s", "check_workers")}
     row["name"] = row["name"] or folder.name
     records = read_jsonl(folder / "load.jsonl") or read_jsonl(folder / "load.jsonl.partial")
     done = [r for r in records if r.get("status") and not r.get("lost")]
@@ -129,6 +132,8 @@ def summarize_phase(folder):
     latencies = [r["done_at"] - r["submitted_at"] for r in done]
     row["latency_p50_s"] = round(quantile(latencies, 0.5), 2)
     row["latency_p95_s"] = round(quantile(latencies, 0.95), 2)
+    compile_stage = [r["done_at"] - r["submitted_at"] for r in done if r["status"] in COMPILE_STAGE]
+    row["compile_stage_latency_p50_s"] = round(quantile(compile_stage, 0.5), 2) if compile_stage else None
 
     ids = {r.get("id") for r in done}
     verdicts = [t["verdict"] for t in read_jsonl(folder / "verdicts.jsonl")
@@ -167,7 +172,8 @@ def collect(folders):
         for p in sorted(pathlib.Path(out).glob("phases/*/phase.json")):
             phases[p.parent.name] = summarize_phase(p.parent)
     order = {"cold": 0, "warm": 1}
-    return sorted(phases.values(), key=lambda r: (r.get("workers") or 0, order.get(r.get("cache"), 2), r["name"]))
+    return sorted(phases.values(), key=lambda r: (r.get("workers") or 0, str(r.get("check_workers")),
+                                                  order.get(r.get("cache"), 2), r["name"]))
 
 
 def fmt(x, digits=1, pct=False):
@@ -182,9 +188,10 @@ def markdown(rows, mix):
         counts = ", ".join(f"{k} {v}" for k, v in mix.get("counts", {}).items() if v)
         lines += [f"Mix ({mix.get('definition')}): {counts}; shares from {mix.get('source')}, "
                   f"models {', '.join(mix.get('models', []))}." + (" FAKE GPU (plumbing only)." if mix.get("fake") else ""), ""]
-    lines += ["| workers | cache | GPU | done / n (as expected) | wall s | evals/min steady | evals/min overall "
-              "| p50 / p95 latency s | GPU busy | timing bound /min | worker busy | lock wait | notes |",
-              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += ["| workers | check workers | cache | GPU | done / n (as expected) | wall s | evals/min steady "
+              "| evals/min overall | p50 / p95 latency s | compile-stage p50 s | GPU busy | timing bound /min "
+              "| worker busy | lock wait | notes |",
+              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         notes = []
         if r.get("error"):
@@ -203,10 +210,11 @@ def markdown(rows, mix):
             notes.append(" ".join(f"{k}:{v}" for k, v in r["statuses"].items()))
         lock = sum((r.get("stage_lock_wait_share") or {}).values()) if r.get("stage_lock_wait_share") else None
         lines.append(
-            f"| {r.get('workers')} | {r.get('cache')} | {r.get('gpu') or '–'} | {r.get('finished', 0)} / {r.get('n')} "
+            f"| {r.get('workers')} | {r.get('check_workers') if r.get('check_workers') is not None else '–'} "
+            f"| {r.get('cache')} | {r.get('gpu') or '–'} | {r.get('finished', 0)} / {r.get('n')} "
             f"({r.get('as_expected', 0)}) | {fmt(r.get('wall_s'), 0)} | {fmt(r.get('evals_per_min_steady'))} "
             f"| {fmt(r.get('evals_per_min'))} | {fmt(r.get('latency_p50_s'))} / {fmt(r.get('latency_p95_s'))} "
-            f"| {fmt(r.get('gpu_busy_share'), 0, True)} | {fmt(r.get('timing_bound_per_min'))} "
+            f"| {fmt(r.get('compile_stage_latency_p50_s'))} | {fmt(r.get('gpu_busy_share'), 0, True)} | {fmt(r.get('timing_bound_per_min'))} "
             f"| {fmt(r.get('worker_busy_share'), 0, True)} | {fmt(lock, 0, True)} | {'; '.join(notes)} |")
     lines += ["", "Share of the evaluations' wall time, per stage: wall (lock wait).", "",
               "| workers | cache | " + " | ".join(STAGES) + " | other | mean eval s | mean timing s |",
@@ -263,7 +271,8 @@ def self_test():
         ph = tmp / "phases" / "w2-cold"
         ph.mkdir(parents=True)
         (ph / "phase.json").write_text(json.dumps({"name": "w2-cold", "workers": 2, "cache": "cold", "submissions": 10,
-                                                   "clients": 4, "gpu": "Test GPU", "start_s": 12.0, "cut": False}))
+                                                   "clients": 4, "gpu": "Test GPU", "start_s": 12.0, "cut": False,
+                                                   "check_workers": 1}))
         recs, tasks, util = [], [], []
         for i in range(10):
             recs.append({"index": i, "id": f"t{i}", "status": "PASSED" if i % 2 else "COMPILE_ERROR", "mismatches": [],
@@ -296,6 +305,7 @@ def self_test():
         assert close(r["wall_s"], 100) and close(r["evals_per_min"], 6.0), r
         assert close(r["evals_per_min_steady"], 60.0 * 7 / 70), r  # verdicts 2..9 of 10: t=1020..1090
         assert close(r["latency_p50_s"], 50) and close(r["latency_p95_s"], 100), r
+        assert close(r["compile_stage_latency_p50_s"], 50), r  # the even ones: 10, 30, 50, 70, 90 s
         total = 9 * 10.0 + 13.5
         assert close(r["stage_wall_share"]["compile"], 10 / total), r
         assert close(r["stage_wall_share"]["sanitize"], (20 + 3) / total), r
@@ -309,8 +319,8 @@ def self_test():
         assert close(cut["evals_per_min_steady"], 3.0) and cut["verdicts"] == 0 and cut["timing_bound_per_min"] is None
         assert cut["gpu_busy_share"] is None and "stage_wall_share" not in cut
         md = markdown(rows, None)
-        assert "| 2 | cold | Test GPU | 10 / 10 (10) | 100 | 6.0 | 6.0 | 50.0 / 100.0 | 75% | 15.0 | 52% | 15% |" in md, md
-        assert "| 1 | warm | – | 3 / 6 (2) | 120 | 3.0 | 1.5 | 40.0 / 60.0 | – | – | – | – | cut at 120 s; TIMEOUT:3 |" in md, md
+        assert "| 2 | 1 | cold | Test GPU | 10 / 10 (10) | 100 | 6.0 | 6.0 | 50.0 / 100.0 | 50.0 | 75% | 15.0 | 52% | 15% |" in md, md
+        assert "| 1 | – | warm | – | 3 / 6 (2) | 120 | 3.0 | 1.5 | 40.0 / 60.0 | – | – | – | – | – | cut at 120 s; TIMEOUT:3 |" in md, md
         print("eval_throughput_summary self-test: ok")
         return 0
     finally:
