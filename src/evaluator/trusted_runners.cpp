@@ -27,8 +27,9 @@ std::future<TrustedRunner> start_trusted_runner(const RunnerLaunch& launch, Setu
 // between evaluations by tens of µs; its calls calibrate that.
 void start_baseline(const EvalInputs& in, EvalRunners& runners, HostState& host, const RunnerLaunch& launch) {
   WorkloadState::SharedTensors shared = runners.state->shared_tensors(WorkloadState::Side::baseline);
-  SetupRequest setup{"", shared.tensors,
-                     BaselineSetup{in.workload.definition->json_text, in.workload.workload.uuid, in.workload.workload.axes}};
+  SetupRequest setup;
+  setup.tensors = shared.tensors;
+  setup.baseline = baseline_setup(in.workload);
   share_flush_buffer(in, host, setup, shared.fds);
   runners.baseline.starting =
       start_trusted_runner(launch, std::move(setup), std::move(shared.fds), in.options.startup_timeout_s, "the baseline");

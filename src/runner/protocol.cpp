@@ -84,6 +84,19 @@ WireTensor wire_tensor_from_json(const ordered_json& j) {
   });
 }
 
+BaselineSetup baseline_setup(const ResolvedWorkload& w) {
+  return {w.definition->json_text, w.workload.uuid, w.workload.axes, w.workload.inputs};
+}
+
+Workload baseline_workload(const BaselineSetup& b, const std::string& definition_name) {
+  Workload w;
+  w.definition = definition_name;
+  w.uuid = b.workload;
+  w.axes = b.axes;
+  w.inputs = b.inputs;
+  return w;
+}
+
 ordered_json to_json(const RunnerRequest& r) {
   ordered_json j = {{"op", to_string(r.op)}, {"seq", r.seq}};
   if (r.setup) {
@@ -91,10 +104,14 @@ ordered_json to_json(const RunnerRequest& r) {
     for (const auto& t : r.setup->tensors) tensors.push_back(to_json(t));
     j["library"] = r.setup->library;
     if (r.setup->triton) j["language"] = "triton";
-    if (r.setup->baseline)
-      j["baseline"] = {{"definition", r.setup->baseline->definition},
-                       {"workload", r.setup->baseline->workload},
-                       {"axes", r.setup->baseline->axes}};
+    if (const auto& b = r.setup->baseline) {
+      ordered_json inputs = ordered_json::object();
+      for (const auto& [name, s] : b->inputs) {
+        inputs[name] = {{"type", s.kind}};
+        if (s.kind == "scalar") inputs[name]["value"] = s.value;
+      }
+      j["baseline"] = {{"definition", b->definition}, {"workload", b->workload}, {"axes", b->axes}, {"inputs", inputs}};
+    }
     j["tensors"] = tensors;
     if (r.setup->flush_fd_index >= 0) j["l2_flush"] = {{"fd_index", r.setup->flush_fd_index}, {"bytes", r.setup->flush_bytes}};
   }
@@ -120,7 +137,10 @@ RunnerRequest runner_request_from_json(const ordered_json& j) {
       if (j.contains("baseline")) {
         const auto& b = j.at("baseline");
         s.baseline = BaselineSetup{b.at("definition").get<std::string>(), b.at("workload").get<std::string>(),
-                                   b.at("axes").get<std::map<std::string, int64_t>>()};
+                                   b.at("axes").get<std::map<std::string, int64_t>>(), {}};
+        const ordered_json inputs = b.value("inputs", ordered_json::object());
+        for (const auto& [name, sampler] : inputs.items())
+          s.baseline->inputs[name] = InputSampler{sampler.at("type").get<std::string>(), sampler.value("value", 0.0)};
       }
       if (j.contains("l2_flush")) {
         s.flush_fd_index = j.at("l2_flush").at("fd_index").get<int>();

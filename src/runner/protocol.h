@@ -45,12 +45,18 @@ ordered_json to_json(const WireTensor& t);
 WireTensor wire_tensor_from_json(const ordered_json& j);
 
 /// What the trusted baseline runner builds instead of loading a library: the frontier baseline of
-/// one workload (the definition's document and the workload's variable axes).
+/// one workload (the definition's document, the workload's variable axes and its input samplers:
+/// a GQA baseline plans for index arrays the workload marks "derived").
 struct BaselineSetup {
   std::string definition;  ///< the definition's JSON document
   std::string workload;    ///< the workload's uuid (for messages)
   std::map<std::string, int64_t> axes;
+  std::map<std::string, InputSampler> inputs;
 };
+/// The baseline runner's setup for `w`, and the workload the runner rebuilds from it (named after
+/// `definition_name`): the same axes and samplers.
+BaselineSetup baseline_setup(const ResolvedWorkload& w);
+Workload baseline_workload(const BaselineSetup& b, const std::string& definition_name);
 
 struct SetupRequest {
   std::string library;                    ///< the candidate library (empty with `baseline`)

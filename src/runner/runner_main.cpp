@@ -145,11 +145,7 @@ class Session {
   // runtime-compiled engines are built now, not inside a timed call).
   void build_baseline(const BaselineSetup& b) {
     m_definition = std::make_unique<Definition>(parse_definition(b.definition, "the baseline's definition"));
-    Workload w;
-    w.definition = m_definition->name;
-    w.uuid = b.workload;
-    w.axes = b.axes;
-    ResolvedWorkload resolved = resolve_workload(*m_definition, w);
+    ResolvedWorkload resolved = resolve_workload(*m_definition, baseline_workload(b, m_definition->name));
     PTXB_ENSURE(resolved.tensors.size() == m_args.args.size(), "runner",
                 "the baseline's workload has " + std::to_string(resolved.tensors.size()) + " tensors, the setup " +
                     std::to_string(m_args.args.size()));

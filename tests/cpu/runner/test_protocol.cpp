@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "common/error.h"
+#include "definitions/catalog.h"
 #include "runner/protocol.h"
 
 using namespace ptxbench;
@@ -57,20 +58,47 @@ TEST(RunnerProtocol, ATritonCandidatesSetupSaysItsLanguage) {
   ordered_json j = to_json(r);
   j["language"] = "rust";
   EXPECT_THROW(runner_request_from_json(j), InputError);
-  RunnerRequest b = setup_request("", BaselineSetup{"{}", "w", {}});
+  RunnerRequest b = setup_request("", BaselineSetup{"{}", "w", {}, {}});
   ordered_json bj = to_json(b);
   bj["language"] = "triton";
   EXPECT_THROW(runner_request_from_json(bj), InputError);
 }
 
 TEST(RunnerProtocol, TheBaselineRunnersSetupCarriesItsWorkload) {
-  BaselineSetup b{R"({"name": "gemm_n7168_k5120"})", "gemm-m8192", {{"M", 8192}}};
+  BaselineSetup b{R"({"name": "gemm_n7168_k5120"})", "gemm-m8192", {{"M", 8192}}, {}};
   RunnerRequest back = round_trip(setup_request("", b));
   ASSERT_TRUE(back.setup && back.setup->baseline);
   EXPECT_TRUE(back.setup->library.empty());
   EXPECT_EQ(back.setup->baseline->definition, b.definition);
   EXPECT_EQ(back.setup->baseline->workload, "gemm-m8192");
   EXPECT_EQ(back.setup->baseline->axes, b.axes);
+}
+
+// The baseline runner rebuilds its workload from the setup: the axes and the input samplers both.
+// A GQA baseline refuses index arrays that are not "derived" (its cuDNN plan is made for the
+// workload's layout), and a scalar keeps its value.
+TEST(RunnerProtocol, TheBaselineRunnersWorkloadKeepsItsInputSamplers) {
+  const Catalog catalog = Catalog::load(PTXBENCH_SOURCE_DIR);
+  for (const char* name : {"gqa_paged_decode_h24_kv8_d128_ps1", "gqa_paged_prefill_causal_h24_kv8_d128_ps1",
+                           "gqa_ragged_prefill_causal_h32_kv4_d128"}) {
+    SCOPED_TRACE(name);
+    const Definition& def = catalog.definition(name);
+    const ResolvedWorkload w = resolve_workload(def, catalog.default_workload(name));
+    RunnerRequest back = round_trip(setup_request("", baseline_setup(w)));
+    ASSERT_TRUE(back.setup && back.setup->baseline);
+    const Workload rebuilt = baseline_workload(*back.setup->baseline, def.name);
+    EXPECT_EQ(rebuilt.definition, def.name);
+    EXPECT_EQ(rebuilt.axes, w.workload.axes);
+    ASSERT_EQ(rebuilt.inputs.size(), w.workload.inputs.size());
+    for (const auto& [input, sampler] : w.workload.inputs) {
+      EXPECT_EQ(rebuilt.inputs.at(input).kind, sampler.kind) << input;
+      EXPECT_EQ(rebuilt.inputs.at(input).value, sampler.value) << input;
+    }
+    EXPECT_EQ(rebuilt.inputs.at("kv_indptr").kind, "derived");
+    EXPECT_EQ(rebuilt.inputs.at("sm_scale").kind, "scalar");
+    EXPECT_GT(rebuilt.inputs.at("sm_scale").value, 0.0);
+    EXPECT_EQ(resolve_workload(def, rebuilt).tensors.size(), w.tensors.size());
+  }
 }
 
 TEST(RunnerProtocol, TheSharedL2FlushBufferTravelsWithTheSetupWithinItsRange) {

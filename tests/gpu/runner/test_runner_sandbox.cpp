@@ -80,7 +80,7 @@ TEST_F(RunnerSandbox, TheBaselineRunnerTimesTheBaselineAndCalibratesTheHostBound
   EXPECT_TRUE(rep.namespaces && rep.filesystem_view && rep.unprivileged);
   WorkloadState::SharedTensors shared = state.shared_tensors(WorkloadState::Side::baseline);
   RunnerReply ready = session.setup(
-      {"", shared.tensors, BaselineSetup{m_workload.definition->json_text, m_workload.workload.uuid, m_workload.workload.axes}},
+      {"", shared.tensors, baseline_setup(m_workload)},
       shared.fds, 60);
   ASSERT_TRUE(ready.ok()) << ready.failure->error << "\n" << session.output();
   EXPECT_EQ(ready.baseline, "cuBLASLt");
