@@ -56,7 +56,7 @@ ordered_json ControlChannel::receive(double timeout_s) {
         throw ChannelError(ChannelFailure::malformed, std::string("malformed message: ") + e.what());
       }
     }
-    if (m_buffer.size() > kMaxLine) throw ChannelError(ChannelFailure::malformed, "message too long");
+    if (m_buffer.size() > kMaxLine) throw ChannelError(ChannelFailure::malformed, "a message longer than " + std::to_string(kMaxLine >> 20) + " MiB");
     int wait_ms = -1;
     if (timeout_s >= 0) {
       auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());

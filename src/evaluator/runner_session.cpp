@@ -131,7 +131,8 @@ RunnerReply RunnerSession::request(RunnerRequest request, double timeout_s, cons
     if (e.kind == ChannelFailure::timeout) fail(RunnerFault::Kind::timeout, "");
     // Closed: give the process a moment to finish dying so its status is accurate.
     m_child->wait_for(2.0);
-    fail(e.kind == ChannelFailure::closed ? RunnerFault::Kind::died : RunnerFault::Kind::protocol, "");
+    if (e.kind == ChannelFailure::closed) fail(RunnerFault::Kind::died, "");
+    fail(RunnerFault::Kind::protocol, e.what());  // malformed: what was wrong with its reply (a line too long)
   } catch (const InputError& e) {
     fail(RunnerFault::Kind::protocol, e.what());  // a reply that is not one: forged or corrupted
   }

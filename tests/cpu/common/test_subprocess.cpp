@@ -196,6 +196,26 @@ TEST(ControlChannel, RoundTripTimeoutAndClose) {
   EXPECT_TRUE(child.wait_for(5).has_value());
 }
 
+// A peer that sends a line past the limit (a runner flooding its spans reply) is a malformed
+// message that says the limit, not a closed channel.
+TEST(ControlChannel, ALineOverTheLimitIsMalformedAndSaysTheLimit) {
+  Fd ours, theirs;
+  make_socket_pair(ours, theirs);
+  ProcessSpec s = sh("head -c 70000000 /dev/zero | tr '\\0' x >&3; sleep 5");
+  s.control_fd = theirs.get();
+  ChildProcess child(s);
+  theirs.reset();
+  ControlChannel ch(std::move(ours));
+  try {
+    (void)ch.receive(30);
+    FAIL() << "expected a malformed message";
+  } catch (const ChannelError& e) {
+    EXPECT_EQ(e.kind, ChannelFailure::malformed);
+    EXPECT_STREQ(e.what(), "a message longer than 64 MiB");
+  }
+  child.kill_and_wait();
+}
+
 // Descriptors travel with a message (the worker hands the runner its shared GPU buffers so).
 TEST(ControlChannel, CarriesDescriptorsWithAMessage) {
   Fd a, b;
