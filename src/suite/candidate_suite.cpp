@@ -1,5 +1,7 @@
 #include "suite/candidate_suite.h"
 
+#include <algorithm>
+
 #include "common/error.h"
 #include "compile/solution.h"
 
@@ -10,6 +12,25 @@ std::optional<bool> optional_bool(const JsonChecker& check, const ordered_json& 
                                   const char* key) {
   if (!j.contains(key) || j[key].is_null()) return std::nullopt;
   return check.bool_field(j, path, key);
+}
+
+// The other statuses an expectation takes: each must charge the candidate, so a suite cannot
+// accept our own failure (INFRA_ERROR) or a pass as one of a cheat's outcomes.
+std::vector<Status> also_accepted(const JsonChecker& check, const ordered_json& e, const std::string& path) {
+  std::vector<Status> out;
+  std::string field = JsonChecker::join(path, "also_accepted");
+  for (const std::string& name : check.string_list(e, path, "also_accepted")) {
+    Status s;
+    try {
+      s = status_from_name(name);
+    } catch (const InputError& err) {
+      check.fail(field, JsonChecker::message_of(err));
+    }
+    if (s == Status::INFRA_ERROR || s == Status::PASSED)
+      check.fail(field, to_string(s) + " cannot be an also-accepted status: it does not charge the candidate");
+    out.push_back(s);
+  }
+  return out;
 }
 
 std::size_t count_of(const std::string& text, const std::string& what) {
@@ -121,9 +142,10 @@ CandidateSuite load_suite(const fs::path& suite_file) {
     }
     const auto& e = check.member(c, path, "expect");
     std::string epath = path + ".expect";
-    check.only_fields(e, epath, {"status", "static_hgmma", "c_gen4", "d_tma", "strict_target", "target",
+    check.only_fields(e, epath, {"status", "also_accepted", "static_hgmma", "c_gen4", "d_tma", "strict_target", "target",
                                  "speedup_below", "message_contains"});
     out.expect.status = check.enum_field(e, epath, "status", status_from_name);
+    if (e.contains("also_accepted")) out.expect.also_accepted = also_accepted(check, e, epath);
     out.expect.static_hgmma = optional_bool(check, e, epath, "static_hgmma");
     out.expect.c_gen4 = optional_bool(check, e, epath, "c_gen4");
     out.expect.d_tma = optional_bool(check, e, epath, "d_tma");
@@ -147,7 +169,8 @@ const SuiteCase& CandidateSuite::case_named(const std::string& name) const {
 
 std::vector<std::string> expectation_mismatches(const SuiteExpectation& expect, const Verdict& v) {
   std::vector<std::string> out;
-  if (v.status != expect.status) out.push_back("status " + to_string(v.status) + ", expected " + to_string(expect.status));
+  bool accepted = v.status == expect.status || std::ranges::find(expect.also_accepted, v.status) != expect.also_accepted.end();
+  if (!accepted) out.push_back("status " + to_string(v.status) + ", expected " + to_string(expect.status));
   if (const auto& s = v.stages.static_sass; expect.static_hgmma && s && s->available) {
     bool has = s->counts.gmma > 0;
     if (has != *expect.static_hgmma) out.push_back(std::string("static HGMMA ") + (has ? "present" : "absent"));

@@ -209,3 +209,35 @@ TEST(CandidateSuite, TheTargetRuleIsAnExpectationAndTheProfileSwitchCasesUseIt) 
     }
   EXPECT_EQ(profile_cases, 5);
 }
+
+// An outcome that depends on the card (the flooding case: CUPTI drops records on one, the reply
+// overflows on another) lists its other accepted statuses; each must charge the candidate.
+TEST(CandidateSuite, AlsoAcceptedStatusesMatchAndMustChargeTheCandidate) {
+  SuiteExpectation want;
+  want.status = Status::TIMING_ANOMALY;
+  want.also_accepted = {Status::RUNTIME_ERROR};
+  Verdict v;
+  v.status = Status::RUNTIME_ERROR;
+  EXPECT_TRUE(expectation_mismatches(want, v).empty());
+  v.status = Status::TIMING_ANOMALY;
+  EXPECT_TRUE(expectation_mismatches(want, v).empty());
+  v.status = Status::INFRA_ERROR;
+  auto m = expectation_mismatches(want, v);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0], "status INFRA_ERROR, expected TIMING_ANOMALY");
+
+  auto with = [](const std::string& also) {
+    return load_error(R"({"definition": "d", "cases": [{"name": "v", "file": "base.cu", "expect": {"status": "TIMING_ANOMALY", "also_accepted": )" +
+                      also + "}}]}");
+  };
+  EXPECT_EQ(with(R"(["RUNTIME_ERROR"])"), "");
+  EXPECT_NE(with(R"(["INFRA_ERROR"])").find("cases[0].expect.also_accepted: INFRA_ERROR cannot be an also-accepted status"),
+            std::string::npos);
+  EXPECT_NE(with(R"(["PASSED"])").find("PASSED cannot be an also-accepted status"), std::string::npos);
+  EXPECT_NE(with(R"(["CRASHED"])").find("cases[0].expect.also_accepted: unknown verdict status 'CRASHED'"), std::string::npos);
+
+  CandidateSuite adversarial = load_suite(fixtures() / "adversarial_suite.json");
+  const SuiteCase& flood = adversarial.case_named("flood_the_activity_records");
+  EXPECT_EQ(flood.expect.status, Status::TIMING_ANOMALY);
+  EXPECT_EQ(flood.expect.also_accepted, std::vector<Status>{Status::RUNTIME_ERROR});
+}
