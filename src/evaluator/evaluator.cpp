@@ -161,14 +161,19 @@ bool Evaluator::check(Evaluation& e, const std::string& source) const {
   return true;
 }
 
+bool Evaluator::begin_and_compile(Evaluation& e, const std::string& definition, const std::string& workload,
+                                  const std::string& source, const std::optional<EvalOptions>& options,
+                                  CandidateLanguage language) {
+  begin(e, definition, workload, options);
+  return language == CandidateLanguage::triton ? check(e, source) : compile(e, source);
+}
+
 Verdict Evaluator::evaluate_source(const std::string& definition, const std::string& workload,
                                    const std::string& source, const std::optional<EvalOptions>& options,
                                    CandidateLanguage language) {
   auto start = std::chrono::steady_clock::now();
   Evaluation e;
-  begin(e, definition, workload, options);
-  bool built = language == CandidateLanguage::triton ? check(e, source) : compile(e, source);
-  Verdict v = built ? run_stages(e) : e.v;
+  Verdict v = begin_and_compile(e, definition, workload, source, options, language) ? run_stages(e) : e.v;
   v.wall_seconds = seconds_since(start);
   return v;
 }
@@ -178,8 +183,7 @@ std::optional<Verdict> Evaluator::check_source(const std::string& definition, co
                                                CandidateLanguage language) {
   auto start = std::chrono::steady_clock::now();
   Evaluation e;
-  begin(e, definition, workload, options);
-  if (language == CandidateLanguage::triton ? check(e, source) : compile(e, source)) return std::nullopt;
+  if (begin_and_compile(e, definition, workload, source, options, language)) return std::nullopt;
   e.v.wall_seconds = seconds_since(start);
   return e.v;
 }

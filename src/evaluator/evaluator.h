@@ -72,6 +72,10 @@ class Evaluator {
   bool compile(Evaluation& e, const std::string& source);
   /// A Triton candidate's static checks; false: the verdict is given.
   bool check(Evaluation& e, const std::string& source) const;
+  /// begin, then the compile stage of the candidate's language: what the full evaluation and the
+  /// check lane share, so their compile-stage verdicts cannot part; false: the verdict is given.
+  bool begin_and_compile(Evaluation& e, const std::string& definition, const std::string& workload,
+                         const std::string& source, const std::optional<EvalOptions>& options, CandidateLanguage language);
   /// The GPU stages, in order, and the verdict's conclusion; anything thrown is ours (INFRA_ERROR).
   Verdict run_stages(Evaluation& e);
   /// The device, the environment and the scratch folder; false: the verdict is given.
