@@ -9,6 +9,9 @@
 #   PTXBENCH_BIN    this build's folder (default build/bin)
 #   OUT             where the stores, run folders and logs go (default /tmp/ptxbench-main-job)
 # The CLI reads definitions, workloads and knowledge from $PTXBENCH_HOME, set to this checkout.
+#   BEFORE_HOME     the earlier build's data root instead (default this checkout): for a build
+#                   that cannot read data added since (a definition of an op it lacks), a copy of
+#                   this checkout's data without it, so both builds judge the same kernels.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 1
@@ -18,6 +21,7 @@ after_bin=${PTXBENCH_BIN:-build/bin}
 OUT=${OUT:-/tmp/ptxbench-main-job}
 mkdir -p "$OUT"
 export PTXBENCH_HOME=$root
+before_home=${BEFORE_HOME:-$root}
 export PATH=/usr/local/cuda/bin:$PATH
 for side in before after; do
   bin=$before_bin; [ "$side" = after ] && bin=$after_bin
@@ -26,7 +30,8 @@ for side in before after; do
   echo "== $(date -u +%H:%M:%S) $side: $bin/ptxbench run --config $config"
   start=$(date +%s)
   # Each build's own cache: a compile cached by one build is never the other's.
-  PTXBENCH_CACHE_DIR="$OUT/cache-$side" "$bin/ptxbench" run --config "$config" --store "$dir/runs.db" \
+  home=$root; [ "$side" = before ] && home=$before_home
+  PTXBENCH_HOME=$home PTXBENCH_CACHE_DIR="$OUT/cache-$side" "$bin/ptxbench" run --config "$config" --store "$dir/runs.db" \
     --runs-dir "$dir/runs" >"$dir/run.log" 2>&1
   echo "   exit $? in $(( $(date +%s) - start )) s ($(tail -1 "$dir/run.log"))"
 done

@@ -12,6 +12,9 @@
 #   ONLY            optional --only case names for every suite (space-separated)
 #   OUT             where verdicts and logs go (default /tmp/ptxbench-out)
 # The CLI reads definitions, workloads and knowledge from $PTXBENCH_HOME, set to this checkout.
+#   BEFORE_HOME     the earlier build's data root instead (default this checkout): for a build
+#                   that cannot read data added since (a definition of an op it lacks), a copy of
+#                   this checkout's data without it, so both builds judge the same kernels.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 cd "$root" || exit 1
@@ -21,6 +24,7 @@ after_bin=${PTXBENCH_BIN:-build/bin}
 OUT=${OUT:-/tmp/ptxbench-out}
 mkdir -p "$OUT"
 export PTXBENCH_HOME=$root
+before_home=${BEFORE_HOME:-$root}
 export PATH=/usr/local/cuda/bin:$PATH
 suites=("$@")
 if ((${#suites[@]} == 0)); then
@@ -39,7 +43,8 @@ for suite in "${suites[@]}"; do
     mkdir -p "$dir"
     echo "== $(date -u +%H:%M:%S) $side $suite"
     # Each build's own cache: a compile cached by one build is never the other's.
-    PTXBENCH_CACHE_DIR="$OUT/cache-$side" "$bin/ptxbench" suite run "$suite" "${only[@]}" --out "$dir" \
+    home=$root; [ "$side" = before ] && home=$before_home
+    PTXBENCH_HOME=$home PTXBENCH_CACHE_DIR="$OUT/cache-$side" "$bin/ptxbench" suite run "$suite" "${only[@]}" --out "$dir" \
       >"$dir/table.txt" 2>&1
     echo "   exit $? ($(tail -1 "$dir/table.txt"))"
   done
