@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <memory>
 #include <thread>
 
 #include "common/control_channel.h"
@@ -23,6 +24,19 @@ ProcessSpec sh(const std::string& script) {
   s.argv = {"/bin/sh", "-c", script};
   return s;
 }
+
+// A shell script at the other end of a control channel (its descriptor 3), as the runner is.
+struct ScriptPeer {
+  explicit ScriptPeer(const std::string& script) {
+    Fd theirs;
+    make_socket_pair(ours, theirs);
+    ProcessSpec s = sh(script);
+    s.control_fd = theirs.get();
+    child = std::make_unique<ChildProcess>(s);
+  }
+  Fd ours;
+  std::unique_ptr<ChildProcess> child;
+};
 }  // namespace
 
 TEST(Subprocess, ExitCodesOutputAndSignals) {
@@ -171,13 +185,8 @@ TEST(Subprocess, LimitsAndWorkingDirectory) {
 }
 
 TEST(ControlChannel, RoundTripTimeoutAndClose) {
-  Fd ours, theirs;
-  make_socket_pair(ours, theirs);
-  ProcessSpec s = sh("read line <&3; echo \"{\\\"echo\\\": $line}\" >&3; sleep 0.3");
-  s.control_fd = theirs.get();
-  ChildProcess child(s);
-  theirs.reset();
-  ControlChannel ch(std::move(ours));
+  ScriptPeer peer("read line <&3; echo \"{\\\"echo\\\": $line}\" >&3; sleep 0.3");
+  ControlChannel ch(std::move(peer.ours));
   ch.send({{"x", 42}});
   ordered_json reply = ch.receive(10);
   EXPECT_EQ(reply["echo"]["x"], 42);
@@ -193,19 +202,14 @@ TEST(ControlChannel, RoundTripTimeoutAndClose) {
   } catch (const ChannelError& e) {
     EXPECT_EQ(e.kind, ChannelFailure::closed);
   }
-  EXPECT_TRUE(child.wait_for(5).has_value());
+  EXPECT_TRUE(peer.child->wait_for(5).has_value());
 }
 
 // A peer that sends a line past the limit (a runner flooding its spans reply) is a malformed
 // message that says the limit, not a closed channel.
 TEST(ControlChannel, ALineOverTheLimitIsMalformedAndSaysTheLimit) {
-  Fd ours, theirs;
-  make_socket_pair(ours, theirs);
-  ProcessSpec s = sh("head -c 70000000 /dev/zero | tr '\\0' x >&3; sleep 5");
-  s.control_fd = theirs.get();
-  ChildProcess child(s);
-  theirs.reset();
-  ControlChannel ch(std::move(ours));
+  ScriptPeer peer("head -c 70000000 /dev/zero | tr '\\0' x >&3; sleep 5");
+  ControlChannel ch(std::move(peer.ours));
   try {
     (void)ch.receive(30);
     FAIL() << "expected a malformed message";
@@ -213,7 +217,7 @@ TEST(ControlChannel, ALineOverTheLimitIsMalformedAndSaysTheLimit) {
     EXPECT_EQ(e.kind, ChannelFailure::malformed);
     EXPECT_STREQ(e.what(), "a message longer than 64 MiB");
   }
-  child.kill_and_wait();
+  peer.child->kill_and_wait();
 }
 
 // Descriptors travel with a message (the worker hands the runner its shared GPU buffers so).
